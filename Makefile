@@ -1,0 +1,45 @@
+# Thin entry points; the real build is CMake + Ninja (see README.md).
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps configure build test unit-test demo dev-cluster dev-cluster-down format clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@if [ ! -f $(BUILD_DIR)/build.ninja ]; then \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS); \
+	fi
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Every suite: unit, conformance, simulation and end-to-end (real control plane).
+test: build
+	@scripts/prepare-e2e.sh
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# Unit suites only (no control plane).
+unit-test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L unit
+
+demo: build
+	$(BUILD_DIR)/bin/gantry simulate --cluster bench/snapshots/ai-small.yaml --seed 1 \
+	  --report $(BUILD_DIR)/demo-report.json
+
+dev-cluster:
+	@test/e2e/controlplane.sh up
+
+dev-cluster-down:
+	@test/e2e/controlplane.sh down
+
+format:
+	find src include plugins test bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR)
