@@ -1,0 +1,247 @@
+"""Harness for Gantry's end-to-end suites (Python 3 standard library only).
+
+Starts an isolated control plane (test/e2e/controlplane.sh with its own state dir and free
+loopback ports), gives a small JSON client authenticated with the admin client certificate, and
+tears everything down afterwards.
+
+    from gantry_e2e import run
+    def main(cp):              # cp: ControlPlane
+        cp.client.create_node("n1")
+        ...
+    run(main, components=["etcd", "kube-apiserver"])
+
+Binaries: $GANTRY_CONTROLPLANE_BIN, else $GANTRY_CACHE/controlplane/current/bin (written by
+scripts/prepare-e2e.sh / test/e2e/build-controlplane.sh). Missing binaries make the test SKIP
+(exit code SKIP, registered with ctest's SKIP_RETURN_CODE) unless GANTRY_REQUIRE_E2E=1, in which
+case the test FAILS.
+"""
+
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONTROLPLANE_SH = os.path.join(HERE, "controlplane.sh")
+REQUIRED_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+
+
+def log(msg):
+    print(f"[e2e {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def cache_dir():
+    return os.environ.get("GANTRY_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gantry")
+
+
+def binary_dir():
+    return os.environ.get("GANTRY_CONTROLPLANE_BIN") or os.path.join(
+        cache_dir(), "controlplane", "current", "bin")
+
+
+def require_binaries():
+    """Returns the binary dir, or exits with SKIP (or 1 when GANTRY_REQUIRE_E2E=1)."""
+    d = binary_dir()
+    missing = [b for b in REQUIRED_BINARIES if not os.access(os.path.join(d, b), os.X_OK)]
+    if not missing:
+        return d
+    msg = (f"control-plane binaries missing in {d}: {', '.join(missing)} "
+           "(build them with test/e2e/build-controlplane.sh or scripts/prepare-e2e.sh)")
+    if os.environ.get("GANTRY_REQUIRE_E2E") == "1":
+        log("FAIL: " + msg + "; GANTRY_REQUIRE_E2E=1 forbids skipping")
+        sys.exit(1)
+    log("SKIP: " + msg)
+    sys.exit(SKIP)
+
+
+class ApiError(Exception):
+    def __init__(self, status, body, method, path):
+        super().__init__(f"{method} {path}: HTTP {status}: {body[:500]}")
+        self.status = status
+        self.body = body
+
+
+class Client:
+    """Minimal Kubernetes REST client (JSON), mutual TLS with a client certificate."""
+
+    def __init__(self, server, ca, cert, key, timeout=10):
+        self.server = server.rstrip("/")
+        self.timeout = timeout
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.ctx.load_cert_chain(cert, key)
+
+    def request(self, method, path, body=None, content_type="application/json", query=None):
+        url = self.server + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=self.timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            raise ApiError(e.code, e.read().decode(errors="replace"), method, path) from None
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode(errors="replace")
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def delete(self, path, grace_seconds=None):
+        body = None if grace_seconds is None else {
+            "kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": grace_seconds}
+        return self.request("DELETE", path, body)
+
+    def patch_merge(self, path, body):
+        return self.request("PATCH", path, body, content_type="application/merge-patch+json")
+
+    # --- convenience -------------------------------------------------------------------------
+    def create_namespace(self, name):
+        return self.post("/api/v1/namespaces",
+                         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+    def create_node(self, name, cpu="4", memory="32Gi", pods="110", labels=None):
+        """A fake node: just a Node object with Ready=True and capacity (no kubelet)."""
+        lab = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+        lab.update(labels or {})
+        return self.post("/api/v1/nodes", {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": lab},
+            "status": {
+                "capacity": {"cpu": cpu, "memory": memory, "pods": pods},
+                "allocatable": {"cpu": cpu, "memory": memory, "pods": pods},
+                "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                "message": "fake node (no kubelet)"}],
+                "phase": "Running",
+            },
+        })
+
+    def create_pod(self, namespace, name, scheduler_name=None, cpu="100m", memory="64Mi", extra_spec=None):
+        spec = {
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
+            "terminationGracePeriodSeconds": 0,
+        }
+        if scheduler_name:
+            spec["schedulerName"] = scheduler_name
+        spec.update(extra_spec or {})
+        return self.post(f"/api/v1/namespaces/{namespace}/pods", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+
+    def wait(self, what, fn, timeout=30, interval=0.2):
+        """Polls fn() until it returns a truthy value; returns it or raises TimeoutError."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = fn()
+                if last:
+                    return last
+            except ApiError as e:
+                last = e
+            time.sleep(interval)
+        raise TimeoutError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+class ControlPlane:
+    """An isolated control plane in a temp dir; use as a context manager."""
+
+    def __init__(self, components=("etcd", "kube-apiserver", "kube-controller-manager"),
+                 keep_on_failure=None):
+        self.bin = require_binaries()
+        self.components = list(components)
+        self.dir = tempfile.mkdtemp(prefix="gantry-e2e-")
+        self.keep = (os.environ.get("GANTRY_E2E_KEEP") == "1") if keep_on_failure is None else keep_on_failure
+        self.env = dict(os.environ)
+        self.env.update({
+            "GANTRY_CLUSTER_DIR": self.dir,
+            "GANTRY_CONTROLPLANE_BIN": self.bin,
+            "GANTRY_COMPONENTS": " ".join(self.components),
+            "GANTRY_NO_BUILD": "1",
+        })
+        for k in ("GANTRY_APISERVER_PORT", "GANTRY_ETCD_PORT", "GANTRY_ETCD_PEER_PORT",
+                  "GANTRY_KCM_PORT", "GANTRY_SCHEDULER_PORT"):
+            self.env.pop(k, None)  # always free ports: several suites may run at once
+        self.client = None
+        self.kubeconfig = None
+
+    def _sh(self, *args, check=True):
+        return subprocess.run([CONTROLPLANE_SH, *args], env=self.env, check=check,
+                              stdout=subprocess.PIPE, text=True)
+
+    def __enter__(self):
+        t0 = time.monotonic()
+        try:
+            out = self._sh("up")
+        except subprocess.CalledProcessError:
+            self.dump_logs()
+            self._sh("down", check=False)
+            raise
+        self.kubeconfig = out.stdout.strip().splitlines()[-1]
+        self.startup_seconds = time.monotonic() - t0
+        envs = {}
+        for line in self._sh("env").stdout.splitlines():
+            if line.startswith("export "):
+                k, _, v = line[len("export "):].partition("=")
+                envs[k] = v
+        self.server = envs["GANTRY_APISERVER_URL"]
+        pki = os.path.join(self.dir, "pki")
+        self.client = Client(self.server, os.path.join(pki, "ca.crt"),
+                             os.path.join(pki, "admin.crt"), os.path.join(pki, "admin.key"))
+        log(f"control plane up in {self.startup_seconds:.1f}s at {self.server} ({self.dir})")
+        return self
+
+    def dump_logs(self, lines=40):
+        logs = os.path.join(self.dir, "logs")
+        if not os.path.isdir(logs):
+            return
+        for name in sorted(os.listdir(logs)):
+            with open(os.path.join(logs, name), errors="replace") as f:
+                tail = f.readlines()[-lines:]
+            log(f"--- last {len(tail)} lines of {name} ---")
+            sys.stdout.write("".join(tail))
+        sys.stdout.flush()
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.dump_logs()
+        self._sh("down", check=False)
+        if exc_type is not None and self.keep:
+            log(f"kept state for inspection: {self.dir}")
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+
+def run(test, **kw):
+    """Runs test(cp) against a fresh control plane; exits 0 on success, 1 on failure."""
+    try:
+        with ControlPlane(**kw) as cp:
+            test(cp)
+    except SystemExit:
+        raise
+    except BaseException:  # noqa: BLE001 - report any failure as a test failure
+        traceback.print_exc()
+        log("FAILED")
+        sys.exit(1)
+    log("PASSED")
+    sys.exit(0)
