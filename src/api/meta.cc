@@ -1,0 +1,112 @@
+#include "src/api/meta.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "gantry/util/strings.h"
+
+namespace gantry::api {
+
+std::optional<Symbol> FindLabel(const Labels& labels, Symbol key) {
+  auto it = std::lower_bound(labels.begin(), labels.end(), key,
+                             [](const auto& kv, Symbol k) { return kv.first.view() < k.view(); });
+  if (it != labels.end() && it->first == key) return it->second;
+  return std::nullopt;
+}
+
+std::optional<Symbol> FindLabel(const Labels& labels, std::string_view key) {
+  auto sym = Symbol::Find(key);
+  if (!sym) return std::nullopt;
+  return FindLabel(labels, *sym);
+}
+
+std::string ObjectMeta::Key() const {
+  if (namespace_.empty()) return name;
+  return gantry::StrCat(namespace_.view(), "/", name);
+}
+
+const std::string* ObjectMeta::FindAnnotation(std::string_view key) const {
+  for (const auto& [k, v] : annotations) {
+    if (k.view() == key) return &v;
+  }
+  return nullptr;
+}
+
+const OwnerReference* ObjectMeta::ControllerRef() const {
+  for (const auto& ref : owner_references) {
+    if (ref.controller) return &ref;
+  }
+  return nullptr;
+}
+
+void DecodeObjectMeta(Decoder& d, JsonValue v, ObjectMeta* out) {
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    if (key == "name") {
+      out->name = std::string(d.String(value));
+    } else if (key == "namespace") {
+      out->namespace_ = d.Sym(value);
+    } else if (key == "uid") {
+      out->uid = std::string(d.String(value));
+    } else if (key == "resourceVersion") {
+      out->resource_version = std::string(d.String(value));
+    } else if (key == "generation") {
+      out->generation = d.Int(value);
+    } else if (key == "labels") {
+      out->labels = d.SymbolMap(value);
+    } else if (key == "annotations") {
+      d.ForEachField(value, [&](std::string_view k, JsonValue val) {
+        if (k == "kubectl.kubernetes.io/last-applied-configuration") return;
+        out->annotations.emplace_back(Symbol::Intern(k), std::string(d.String(val)));
+      });
+    } else if (key == "ownerReferences") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        OwnerReference ref;
+        d.ForEachField(item, [&](std::string_view k, JsonValue val) {
+          if (k == "apiVersion") {
+            ref.api_version = d.Sym(val);
+          } else if (k == "kind") {
+            ref.kind = d.Sym(val);
+          } else if (k == "name") {
+            ref.name = std::string(d.String(val));
+          } else if (k == "uid") {
+            ref.uid = std::string(d.String(val));
+          } else if (k == "controller") {
+            ref.controller = d.Bool(val);
+          }
+        });
+        out->owner_references.push_back(std::move(ref));
+      });
+    } else if (key == "finalizers") {
+      out->finalizers = d.StringList(value);
+    } else if (key == "creationTimestamp") {
+      out->creation_micros = d.TimeMicros(value);
+    } else if (key == "deletionTimestamp") {
+      if (!value.is_null()) out->deletion_micros = d.TimeMicros(value);
+    }
+  });
+}
+
+IntOrString DecodeIntOrString(Decoder& d, JsonValue v) {
+  IntOrString out;
+  if (v.is_string()) {
+    out.is_string = true;
+    out.str_value = std::string(d.String(v));
+  } else {
+    out.int_value = d.Int(v);
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> IntOrString::Scaled(int64_t total, bool round_up) const {
+  if (!is_string) return int_value;
+  std::string_view s = str_value;
+  int64_t pct = 0;
+  if (s.size() < 2 || s.back() != '%' || !absl::SimpleAtoi(gantry::AsAbsl(s.substr(0, s.size() - 1)), &pct)) {
+    return absl::InvalidArgumentError(gantry::StrCat("invalid value for IntOrString: invalid type: string is not a percentage: \"", s, "\""));
+  }
+  __int128 v = static_cast<__int128>(pct) * total;
+  if (round_up) return static_cast<int64_t>((v + 99) / 100);
+  return static_cast<int64_t>(v / 100);
+}
+
+}  // namespace gantry::api

@@ -1,0 +1,416 @@
+#include "src/api/pod.h"
+
+#include <algorithm>
+
+#include "gantry/util/strings.h"
+
+namespace gantry::api {
+namespace {
+
+InclusionPolicy DecodeInclusionPolicy(Decoder& d, JsonValue v) {
+  std::string_view s = d.String(v);
+  if (s == "Honor") return InclusionPolicy::kHonor;
+  if (s == "Ignore") return InclusionPolicy::kIgnore;
+  if (d.ok()) d.Fail(gantry::StrCat("Unsupported value: \"", s, "\": supported values: \"Honor\", \"Ignore\""));
+  return InclusionPolicy::kHonor;
+}
+
+PodAffinityTerm DecodePodAffinityTerm(Decoder& d, JsonValue v) {
+  PodAffinityTerm t;
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    if (key == "labelSelector") {
+      if (!value.is_null()) t.label_selector = DecodeLabelSelector(d, value);
+    } else if (key == "namespaces") {
+      t.namespaces = d.SymbolList(value);
+    } else if (key == "namespaceSelector") {
+      if (!value.is_null()) t.namespace_selector = DecodeLabelSelector(d, value);
+    } else if (key == "topologyKey") {
+      t.topology_key = d.Sym(value);
+    } else if (key == "matchLabelKeys") {
+      t.match_label_keys = d.SymbolList(value);
+    } else if (key == "mismatchLabelKeys") {
+      t.mismatch_label_keys = d.SymbolList(value);
+    }
+  });
+  if (d.ok() && t.topology_key.empty()) d.FailAt("topologyKey", "Required value: can not be empty");
+  return t;
+}
+
+std::vector<PodAffinityTerm> DecodeTerms(Decoder& d, JsonValue v) {
+  std::vector<PodAffinityTerm> out;
+  d.ForEachItem(v, [&](size_t, JsonValue item) { out.push_back(DecodePodAffinityTerm(d, item)); });
+  return out;
+}
+
+std::vector<WeightedPodAffinityTerm> DecodeWeightedTerms(Decoder& d, JsonValue v) {
+  std::vector<WeightedPodAffinityTerm> out;
+  d.ForEachItem(v, [&](size_t, JsonValue item) {
+    WeightedPodAffinityTerm w;
+    d.ForEachField(item, [&](std::string_view key, JsonValue value) {
+      if (key == "weight") {
+        w.weight = static_cast<int32_t>(d.IntInRange(value, 1, 100));
+      } else if (key == "podAffinityTerm") {
+        w.term = DecodePodAffinityTerm(d, value);
+      }
+    });
+    out.push_back(std::move(w));
+  });
+  return out;
+}
+
+void DecodePodAffinityBlock(Decoder& d, JsonValue v, std::vector<PodAffinityTerm>* required,
+                            std::vector<WeightedPodAffinityTerm>* preferred) {
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    if (key == "requiredDuringSchedulingIgnoredDuringExecution") {
+      *required = DecodeTerms(d, value);
+    } else if (key == "preferredDuringSchedulingIgnoredDuringExecution") {
+      *preferred = DecodeWeightedTerms(d, value);
+    }
+  });
+}
+
+std::shared_ptr<const Affinity> DecodeAffinity(Decoder& d, JsonValue v) {
+  auto a = std::make_shared<Affinity>();
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    if (key == "nodeAffinity") {
+      d.ForEachField(value, [&](std::string_view k, JsonValue val) {
+        if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
+          if (!val.is_null()) a->node_required = DecodeNodeSelector(d, val);
+        } else if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
+          d.ForEachItem(val, [&](size_t, JsonValue item) {
+            PreferredSchedulingTerm term;
+            d.ForEachField(item, [&](std::string_view f, JsonValue fv) {
+              if (f == "weight") {
+                term.weight = static_cast<int32_t>(d.IntInRange(fv, 1, 100));
+              } else if (f == "preference") {
+                term.preference = DecodeNodeSelectorTerm(d, fv);
+              }
+            });
+            a->node_preferred.push_back(std::move(term));
+          });
+        }
+      });
+    } else if (key == "podAffinity") {
+      DecodePodAffinityBlock(d, value, &a->pod_affinity_required, &a->pod_affinity_preferred);
+    } else if (key == "podAntiAffinity") {
+      DecodePodAffinityBlock(d, value, &a->pod_anti_affinity_required,
+                             &a->pod_anti_affinity_preferred);
+    }
+  });
+  if (!a->node_required && a->node_preferred.empty() && !a->HasPodAffinity()) return nullptr;
+  return a;
+}
+
+TopologySpreadConstraint DecodeSpread(Decoder& d, JsonValue v) {
+  TopologySpreadConstraint c;
+  bool has_skew = false;
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    if (key == "maxSkew") {
+      c.max_skew = static_cast<int32_t>(d.IntInRange(value, 1, INT32_MAX));
+      has_skew = true;
+    } else if (key == "topologyKey") {
+      c.topology_key = d.Sym(value);
+    } else if (key == "whenUnsatisfiable") {
+      std::string_view s = d.String(value);
+      if (s == "DoNotSchedule") {
+        c.when_unsatisfiable = UnsatisfiableAction::kDoNotSchedule;
+      } else if (s == "ScheduleAnyway") {
+        c.when_unsatisfiable = UnsatisfiableAction::kScheduleAnyway;
+      } else if (d.ok()) {
+        d.Fail(gantry::StrCat("Unsupported value: \"", s,
+                            "\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""));
+      }
+    } else if (key == "labelSelector") {
+      if (!value.is_null()) c.label_selector = DecodeLabelSelector(d, value);
+    } else if (key == "minDomains") {
+      if (!value.is_null()) c.min_domains = static_cast<int32_t>(d.IntInRange(value, 1, INT32_MAX));
+    } else if (key == "nodeAffinityPolicy") {
+      if (!value.is_null()) c.node_affinity_policy = DecodeInclusionPolicy(d, value);
+    } else if (key == "nodeTaintsPolicy") {
+      if (!value.is_null()) c.node_taints_policy = DecodeInclusionPolicy(d, value);
+    } else if (key == "matchLabelKeys") {
+      c.match_label_keys = d.SymbolList(value);
+    }
+  });
+  if (d.ok() && !has_skew) d.FailAt("maxSkew", "Required value");
+  if (d.ok() && c.topology_key.empty()) d.FailAt("topologyKey", "Required value: can not be empty");
+  if (d.ok() && c.min_domains && c.when_unsatisfiable != UnsatisfiableAction::kDoNotSchedule) {
+    d.FailAt("minDomains", "Invalid value: can only use minDomains if whenUnsatisfiable=DoNotSchedule");
+  }
+  return c;
+}
+
+// Reads one container: its requests (limits default missing requests, as
+// API server defaulting does), host ports and image.
+ContainerResources DecodeContainer(Decoder& d, JsonValue v, Pod* pod, bool init) {
+  ContainerResources c;
+  ResourceList limits;
+  bool has_requests = false;
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    if (key == "resources") {
+      d.ForEachField(value, [&](std::string_view k, JsonValue val) {
+        if (k == "requests") {
+          c.requests = DecodeResourceList(d, val);
+          has_requests = true;
+        } else if (k == "limits") {
+          limits = DecodeResourceList(d, val);
+        }
+      });
+    } else if (key == "image") {
+      std::string_view image = d.String(value);
+      if (!image.empty()) pod->images.push_back(Symbol::Intern(image));
+    } else if (key == "restartPolicy") {
+      std::string_view p = d.String(value);
+      if (p == "Always") {
+        if (!init && d.ok()) {
+          d.Fail("Forbidden: restartPolicy may only be set on init containers");
+        }
+        c.restartable_sidecar = true;
+      } else if (!p.empty() && d.ok()) {
+        d.Fail(gantry::StrCat("Unsupported value: \"", p, "\": supported values: \"Always\""));
+      }
+    } else if (key == "ports") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        HostPort hp;
+        d.ForEachField(item, [&](std::string_view f, JsonValue fv) {
+          if (f == "hostPort") {
+            hp.port = static_cast<int32_t>(d.IntInRange(fv, 0, 65535));
+          } else if (f == "hostIP") {
+            hp.host_ip = d.Sym(fv);
+          } else if (f == "protocol") {
+            hp.protocol = d.Sym(fv);
+          }
+        });
+        if (hp.port > 0) {
+          if (hp.protocol.empty()) hp.protocol = Symbol::Intern("TCP");
+          pod->host_ports.push_back(hp);
+        }
+      });
+    }
+  });
+  (void)has_requests;
+  for (const ResourceAmount& r : limits.items()) {
+    bool present = false;
+    for (const ResourceAmount& q : c.requests.items()) present |= q.name == r.name;
+    if (!present) c.requests.Set(r.name, r.value);
+  }
+  return c;
+}
+
+PodPhase DecodePhase(Decoder& d, JsonValue v) {
+  std::string_view s = d.String(v);
+  if (s.empty() || s == "Pending") return PodPhase::kPending;
+  if (s == "Running") return PodPhase::kRunning;
+  if (s == "Succeeded") return PodPhase::kSucceeded;
+  if (s == "Failed") return PodPhase::kFailed;
+  if (s == "Unknown") return PodPhase::kUnknown;
+  if (d.ok()) d.Fail(gantry::StrCat("Unsupported value: \"", s, "\""));
+  return PodPhase::kUnknown;
+}
+
+void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
+  std::vector<ContainerResources> containers, init_containers;
+  ResourceList overhead;
+  ResourceList pod_level;
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    if (key == "schedulerName") {
+      pod->scheduler_name = d.Sym(value);
+    } else if (key == "nodeName") {
+      pod->node_name = d.Sym(value);
+    } else if (key == "priority") {
+      if (!value.is_null()) {
+        pod->priority = static_cast<int32_t>(d.IntInRange(value, INT32_MIN, INT32_MAX));
+      }
+    } else if (key == "priorityClassName") {
+      pod->priority_class_name = d.Sym(value);
+    } else if (key == "preemptionPolicy") {
+      std::string_view s = d.String(value);
+      if (s == "PreemptLowerPriority") {
+        pod->preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+      } else if (s == "Never") {
+        pod->preemption_policy = PreemptionPolicy::kNever;
+      } else if (!s.empty() && d.ok()) {
+        d.Fail(gantry::StrCat("Unsupported value: \"", s,
+                            "\": supported values: \"Never\", \"PreemptLowerPriority\""));
+      }
+    } else if (key == "containers") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        containers.push_back(DecodeContainer(d, item, pod, false));
+      });
+    } else if (key == "initContainers") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        init_containers.push_back(DecodeContainer(d, item, pod, true));
+      });
+    } else if (key == "overhead") {
+      overhead = DecodeResourceList(d, value);
+    } else if (key == "resources") {
+      d.ForEachField(value, [&](std::string_view k, JsonValue val) {
+        if (k == "requests") {
+          pod_level = DecodeResourceList(d, val);
+          pod->has_pod_level_resources = true;
+        }
+      });
+    } else if (key == "nodeSelector") {
+      pod->node_selector = d.SymbolMap(value);
+    } else if (key == "affinity") {
+      pod->affinity = DecodeAffinity(d, value);
+    } else if (key == "tolerations") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        pod->tolerations.push_back(DecodeToleration(d, item));
+      });
+    } else if (key == "topologySpreadConstraints") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        pod->topology_spread_constraints.push_back(DecodeSpread(d, item));
+      });
+    } else if (key == "schedulingGates") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        Symbol name;
+        d.ForEachField(item, [&](std::string_view k, JsonValue val) {
+          if (k == "name") name = d.Sym(val);
+        });
+        if (d.ok() && name.empty()) d.FailAt("name", "Required value");
+        pod->scheduling_gates.push_back(name);
+      });
+    } else if (key == "resourceClaims") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        PodResourceClaim c;
+        d.ForEachField(item, [&](std::string_view k, JsonValue val) {
+          if (k == "name") {
+            c.name = d.Sym(val);
+          } else if (k == "resourceClaimName") {
+            c.resource_claim_name = std::string(d.String(val));
+          } else if (k == "resourceClaimTemplateName") {
+            c.resource_claim_template_name = std::string(d.String(val));
+          }
+        });
+        if (d.ok() && c.name.empty()) d.FailAt("name", "Required value");
+        if (d.ok() && c.resource_claim_name.empty() == c.resource_claim_template_name.empty()) {
+          d.Fail("Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`");
+        }
+        pod->resource_claims.push_back(std::move(c));
+      });
+    } else if (key == "schedulingGroup") {
+      d.ForEachField(value, [&](std::string_view k, JsonValue val) {
+        if (k == "podGroupName") pod->pod_group_name = d.Sym(val);
+      });
+    } else if (key == "volumes") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        d.ForEachField(item, [&](std::string_view k, JsonValue val) {
+          if (k != "persistentVolumeClaim") return;
+          d.ForEachField(val, [&](std::string_view f, JsonValue fv) {
+            if (f == "claimName") pod->pvc_names.emplace_back(d.String(fv));
+          });
+        });
+      });
+    } else if (key == "terminationGracePeriodSeconds") {
+      if (!value.is_null()) pod->termination_grace_period_seconds = d.IntInRange(value, 0, INT64_MAX);
+    }
+  });
+  if (!d.ok()) return;
+  ResourceList folded = ComputeEffectiveRequests(containers, init_containers, ResourceList());
+  // Pod-level requests replace the container aggregate for the resources they name.
+  for (const ResourceAmount& r : pod_level.items()) folded.Set(r.name, r.value);
+  folded.AddAll(overhead);
+  pod->requests = std::move(folded);
+}
+
+void DecodeStatus(Decoder& d, JsonValue v, Pod* pod) {
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    if (key == "phase") {
+      pod->phase = DecodePhase(d, value);
+    } else if (key == "nominatedNodeName") {
+      pod->nominated_node_name = d.Sym(value);
+    } else if (key == "startTime") {
+      pod->start_micros = d.TimeMicros(value);
+    } else if (key == "conditions") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        PodCondition c;
+        d.ForEachField(item, [&](std::string_view k, JsonValue val) {
+          if (k == "type") {
+            c.type = d.Sym(val);
+          } else if (k == "status") {
+            c.status = d.Sym(val);
+          } else if (k == "reason") {
+            c.reason = d.Sym(val);
+          }
+        });
+        pod->conditions.push_back(c);
+      });
+    } else if (key == "resourceClaimStatuses") {
+      d.ForEachItem(value, [&](size_t, JsonValue item) {
+        PodResourceClaimStatus s;
+        d.ForEachField(item, [&](std::string_view k, JsonValue val) {
+          if (k == "name") {
+            s.name = d.Sym(val);
+          } else if (k == "resourceClaimName") {
+            s.resource_claim_name = std::string(d.String(val));
+          }
+        });
+        pod->resource_claim_statuses.push_back(std::move(s));
+      });
+    }
+  });
+}
+
+}  // namespace
+
+std::string_view PodPhaseName(PodPhase p) {
+  switch (p) {
+    case PodPhase::kPending: return "Pending";
+    case PodPhase::kRunning: return "Running";
+    case PodPhase::kSucceeded: return "Succeeded";
+    case PodPhase::kFailed: return "Failed";
+    case PodPhase::kUnknown: return "Unknown";
+  }
+  return "Unknown";
+}
+
+ResourceList ComputeEffectiveRequests(const std::vector<ContainerResources>& containers,
+                                      const std::vector<ContainerResources>& init_containers,
+                                      const ResourceList& overhead) {
+  ResourceList reqs;
+  for (const ContainerResources& c : containers) reqs.AddAll(c.requests);
+  ResourceList sidecars;   // running sum of restartable init containers
+  ResourceList init_peak;  // max over init containers of their footprint
+  for (const ContainerResources& c : init_containers) {
+    ResourceList footprint;
+    if (c.restartable_sidecar) {
+      sidecars.AddAll(c.requests);
+      footprint = sidecars;
+    } else {
+      footprint = c.requests;
+      footprint.AddAll(sidecars);
+    }
+    init_peak.MaxAll(footprint);
+  }
+  reqs.AddAll(sidecars);
+  reqs.MaxAll(init_peak);
+  reqs.AddAll(overhead);
+  return reqs;
+}
+
+Pod DecodePod(Decoder& d, JsonValue root) {
+  Pod pod;
+  d.ForEachField(root, [&](std::string_view key, JsonValue value) {
+    if (key == "metadata") {
+      DecodeObjectMeta(d, value, &pod.meta);
+    } else if (key == "spec") {
+      DecodeSpec(d, value, &pod);
+    } else if (key == "status") {
+      DecodeStatus(d, value, &pod);
+    }
+  });
+  if (d.ok() && pod.meta.name.empty()) d.FailAt("metadata", "name: Required value");
+  if (pod.scheduler_name.empty()) pod.scheduler_name = Symbol::Intern("default-scheduler");
+  if (pod.meta.namespace_.empty()) pod.meta.namespace_ = Symbol::Intern("default");
+  return pod;
+}
+
+absl::StatusOr<Pod> DecodePod(JsonValue root) {
+  Decoder d("Pod");
+  Pod pod = DecodePod(d, root);
+  if (!d.ok()) return d.Finish(root);
+  return pod;
+}
+
+}  // namespace gantry::api

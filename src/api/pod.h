@@ -1,0 +1,146 @@
+// The Pod as the scheduler sees it: identity, placement constraints and the
+// effective resource requests, decoded once from the API object and then
+// immutable. Containers are not kept; their requests are folded into
+// `requests` by upstream's formula (see ComputeEffectiveRequests).
+#ifndef GANTRY_SRC_API_POD_H_
+#define GANTRY_SRC_API_POD_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "src/api/decode.h"
+#include "src/api/meta.h"
+#include "src/api/resources.h"
+#include "src/api/selectors.h"
+
+namespace gantry::api {
+
+enum class PreemptionPolicy : uint8_t { kPreemptLowerPriority, kNever };
+enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+std::string_view PodPhaseName(PodPhase p);
+
+struct HostPort {
+  Symbol host_ip;   // empty means 0.0.0.0
+  Symbol protocol;  // TCP (default), UDP or SCTP
+  int32_t port = 0;
+};
+
+struct PodAffinityTerm {
+  // Absent selector matches no pods (upstream semantics).
+  std::optional<LabelSelector> label_selector;
+  std::vector<Symbol> namespaces;
+  std::optional<LabelSelector> namespace_selector;
+  Symbol topology_key;
+  std::vector<Symbol> match_label_keys;
+  std::vector<Symbol> mismatch_label_keys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct Affinity {
+  std::optional<NodeSelector> node_required;
+  std::vector<PreferredSchedulingTerm> node_preferred;
+  std::vector<PodAffinityTerm> pod_affinity_required;
+  std::vector<WeightedPodAffinityTerm> pod_affinity_preferred;
+  std::vector<PodAffinityTerm> pod_anti_affinity_required;
+  std::vector<WeightedPodAffinityTerm> pod_anti_affinity_preferred;
+
+  bool HasPodAffinity() const {
+    return !pod_affinity_required.empty() || !pod_affinity_preferred.empty() ||
+           !pod_anti_affinity_required.empty() || !pod_anti_affinity_preferred.empty();
+  }
+};
+
+enum class UnsatisfiableAction : uint8_t { kDoNotSchedule, kScheduleAnyway };
+enum class InclusionPolicy : uint8_t { kHonor, kIgnore };
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  Symbol topology_key;
+  UnsatisfiableAction when_unsatisfiable = UnsatisfiableAction::kDoNotSchedule;
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  InclusionPolicy node_affinity_policy = InclusionPolicy::kHonor;
+  InclusionPolicy node_taints_policy = InclusionPolicy::kIgnore;
+  std::vector<Symbol> match_label_keys;
+};
+
+struct PodResourceClaim {
+  Symbol name;
+  std::string resource_claim_name;           // exactly one of these two is set
+  std::string resource_claim_template_name;
+};
+
+struct PodResourceClaimStatus {
+  Symbol name;
+  std::string resource_claim_name;  // empty: no claim needed
+};
+
+struct PodCondition {
+  Symbol type;
+  Symbol status;
+  Symbol reason;
+};
+
+struct Pod {
+  ObjectMeta meta;
+
+  // spec
+  Symbol scheduler_name;  // defaulted to "default-scheduler" when absent
+  Symbol node_name;
+  std::optional<int32_t> priority;
+  Symbol priority_class_name;
+  std::optional<PreemptionPolicy> preemption_policy;
+  ResourceList requests;  // effective pod requests incl. overhead
+  bool has_pod_level_resources = false;
+  std::vector<HostPort> host_ports;
+  std::vector<Symbol> images;
+  Labels node_selector;
+  std::shared_ptr<const Affinity> affinity;  // null when the pod has none
+  std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  std::vector<Symbol> scheduling_gates;
+  std::vector<PodResourceClaim> resource_claims;
+  Symbol pod_group_name;  // spec.schedulingGroup.podGroupName
+  std::vector<std::string> pvc_names;  // persistentVolumeClaim volumes
+  int64_t termination_grace_period_seconds = 30;
+
+  // status
+  PodPhase phase = PodPhase::kPending;
+  Symbol nominated_node_name;
+  std::vector<PodCondition> conditions;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;
+  int64_t start_micros = 0;
+
+  bool IsTerminal() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }
+  bool IsBound() const { return !node_name.empty(); }
+  bool IsGated() const { return !scheduling_gates.empty(); }
+};
+
+// Container requests as read from the spec (before folding), exposed for tests.
+struct ContainerResources {
+  ResourceList requests;
+  bool restartable_sidecar = false;  // init container with restartPolicy: Always
+};
+
+// Upstream's PodRequests: max(sum(containers) + sum(sidecars), max over init
+// containers of (request + sidecars started before it)) + overhead.
+ResourceList ComputeEffectiveRequests(const std::vector<ContainerResources>& containers,
+                                      const std::vector<ContainerResources>& init_containers,
+                                      const ResourceList& overhead);
+
+// Decodes a v1 Pod. Errors name the pod and the field path.
+absl::StatusOr<Pod> DecodePod(JsonValue root);
+// Same, reusing the caller's decoder (keeps the structured error).
+Pod DecodePod(Decoder& d, JsonValue root);
+
+}  // namespace gantry::api
+
+#endif  // GANTRY_SRC_API_POD_H_
