@@ -1,0 +1,276 @@
+#include "src/api/yaml.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "gantry/util/strings.h"
+#include "yaml-cpp/yaml.h"
+
+namespace gantry::api {
+
+struct YamlDocument::Impl {
+  YAML::Node root;
+};
+
+YamlDocument::YamlDocument() : impl_(std::make_unique<Impl>()) {}
+YamlDocument::~YamlDocument() = default;
+YamlDocument::YamlDocument(YamlDocument&&) noexcept = default;
+YamlDocument& YamlDocument::operator=(YamlDocument&&) noexcept = default;
+
+namespace {
+
+constexpr int kMaxDepth = 200;
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '\b': out->append("\\b"); break;
+      case '\f': out->append("\\f"); break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out->append(buf);
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+bool IsDecimalInt(std::string_view s) {
+  size_t i = 0;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) i = 1;
+  if (i >= s.size()) return false;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+// JSON rendering of a plain (unquoted) scalar by the YAML 1.2 core schema.
+void AppendPlainScalar(std::string* out, const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
+    out->append("null");
+    return;
+  }
+  if (s == "true" || s == "True" || s == "TRUE") {
+    out->append("true");
+    return;
+  }
+  if (s == "false" || s == "False" || s == "FALSE") {
+    out->append("false");
+    return;
+  }
+  if (IsDecimalInt(s)) {
+    std::string_view digits = s;
+    bool neg = false;
+    if (digits[0] == '+' || digits[0] == '-') {
+      neg = digits[0] == '-';
+      digits.remove_prefix(1);
+    }
+    while (digits.size() > 1 && digits[0] == '0') digits.remove_prefix(1);
+    if (neg && digits != "0") out->push_back('-');
+    out->append(digits);
+    return;
+  }
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) {
+    errno = 0;
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(s.c_str() + 2, &end, s[1] == 'x' ? 16 : 8);
+    if (errno == 0 && end && *end == '\0') {
+      out->append(std::to_string(v));
+      return;
+    }
+  }
+  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "-.inf" || s == ".nan" ||
+      s == ".NaN" || s == ".NAN") {
+    // JSON has no infinities; keep the text so numeric fields report a type error.
+    AppendJsonString(out, s);
+    return;
+  }
+  // Floats: [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
+  {
+    size_t i = 0;
+    if (s[i] == '+' || s[i] == '-') ++i;
+    size_t int_digits = 0, frac_digits = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++int_digits;
+    bool dot = false;
+    if (i < s.size() && s[i] == '.') {
+      dot = true;
+      ++i;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++frac_digits;
+    }
+    bool exp_ok = true, has_exp = false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+      has_exp = true;
+      ++i;
+      if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+      size_t ed = 0;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++ed;
+      exp_ok = ed > 0;
+    }
+    if (i == s.size() && exp_ok && (int_digits + frac_digits) > 0 && (dot || has_exp)) {
+      errno = 0;
+      double d = std::strtod(s.c_str(), nullptr);
+      if (errno == 0 && std::isfinite(d)) {
+        char buf[40];
+        std::snprintf(buf, sizeof(buf), "%.17g", d);
+        out->append(buf);
+        return;
+      }
+    }
+  }
+  AppendJsonString(out, s);
+}
+
+absl::Status AppendNode(std::string* out, const YAML::Node& node, int depth) {
+  if (depth > kMaxDepth) {
+    const YAML::Mark m = node.Mark();
+    return absl::InvalidArgumentError(
+        gantry::StrCat(m.line + 1, ":", m.column + 1, ": document nests deeper than ", kMaxDepth, " levels"));
+  }
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      out->append("null");
+      return absl::OkStatus();
+    case YAML::NodeType::Scalar:
+      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
+        AppendJsonString(out, node.Scalar());
+      } else {
+        AppendPlainScalar(out, node.Scalar());
+      }
+      return absl::OkStatus();
+    case YAML::NodeType::Sequence: {
+      out->push_back('[');
+      bool first = true;
+      for (const YAML::Node& item : node) {
+        if (!first) out->push_back(',');
+        first = false;
+        if (auto st = AppendNode(out, item, depth + 1); !st.ok()) return st;
+      }
+      out->push_back(']');
+      return absl::OkStatus();
+    }
+    case YAML::NodeType::Map: {
+      out->push_back('{');
+      bool first = true;
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) {
+          const YAML::Mark m = kv.first.Mark();
+          return absl::InvalidArgumentError(
+              gantry::StrCat(m.line + 1, ":", m.column + 1, ": map keys must be scalars"));
+        }
+        if (!first) out->push_back(',');
+        first = false;
+        AppendJsonString(out, kv.first.Scalar());
+        out->push_back(':');
+        if (auto st = AppendNode(out, kv.second, depth + 1); !st.ok()) return st;
+      }
+      out->push_back('}');
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+SourcePosition ToPosition(const YAML::Mark& m) {
+  if (m.is_null()) return {};
+  return {m.line + 1, m.column + 1};
+}
+
+SourcePosition ResolveInTree(const YAML::Node& root, const std::vector<PathSegment>& path) {
+  try {
+    YAML::Node cur = root;
+    SourcePosition pos = ToPosition(cur.Mark());
+    for (const PathSegment& seg : path) {
+      YAML::Node next;
+      if (const size_t* index = std::get_if<size_t>(&seg)) {
+        if (!cur.IsSequence() || *index >= cur.size()) break;
+        next = cur[*index];
+      } else {
+        if (!cur.IsMap()) break;
+        const std::string& key = std::get<std::string>(seg);
+        bool found = false;
+        for (const auto& kv : cur) {
+          if (kv.first.IsScalar() && kv.first.Scalar() == key) {
+            next = kv.second;
+            pos = ToPosition(kv.first.Mark());
+            found = true;
+            break;
+          }
+        }
+        if (!found) break;
+      }
+      cur = next;
+      if (!cur.IsNull() || cur.IsScalar()) {
+        SourcePosition p = ToPosition(cur.Mark());
+        if (p.line > 0) pos = p;
+      }
+    }
+    return pos;
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
+
+SourcePosition YamlDocument::Resolve(const std::vector<PathSegment>& path) const {
+  return ResolveInTree(impl_->root, path);
+}
+
+absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text) {
+  std::vector<YamlDocument> docs;
+  try {
+    std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
+    docs.reserve(nodes.size());
+    for (YAML::Node& node : nodes) {
+      YamlDocument doc;
+      doc.empty_ = node.IsNull() || !node.IsDefined();
+      doc.start_ = ToPosition(node.Mark());
+      if (auto st = AppendNode(&doc.json_, node, 0); !st.ok()) return st;
+      doc.impl_->root = std::move(node);
+      docs.push_back(std::move(doc));
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        gantry::StrCat(e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(gantry::StrCat("YAML: ", e.what()));
+  }
+  return docs;
+}
+
+SourcePosition ResolveJsonPosition(std::string_view json_text, const std::vector<PathSegment>& path) {
+  try {
+    YAML::Node root = YAML::Load(std::string(json_text));
+    return ResolveInTree(root, path);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+SourcePosition OffsetToPosition(std::string_view text, size_t offset) {
+  SourcePosition pos{1, 1};
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++pos.line;
+      pos.column = 1;
+    } else {
+      ++pos.column;
+    }
+  }
+  return pos;
+}
+
+}  // namespace gantry::api

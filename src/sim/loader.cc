@@ -1,0 +1,205 @@
+#include "src/sim/loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gantry/util/status_macros.h"
+#include "gantry/util/strings.h"
+#include "nlohmann/json.hpp"
+#include "simdjson.h"
+#include "src/api/yaml.h"
+
+namespace gantry::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Returns the position of a decode error, given how to map paths in this source.
+template <typename Resolver>
+std::string FormatError(std::string_view source, const api::DecodeError& e, Resolver&& resolve,
+                        const std::vector<api::PathSegment>& prefix) {
+  std::vector<api::PathSegment> full = prefix;
+  full.insert(full.end(), e.path.begin(), e.path.end());
+  api::SourcePosition pos = resolve(full);
+  if (pos.line > 0) return gantry::StrCat(source, ":", pos.line, ":", pos.column, ": ", e.ToString());
+  return gantry::StrCat(source, ": ", e.ToString());
+}
+
+std::string_view StringField(api::JsonValue v, const char* key) {
+  std::string_view s;
+  if (!v.is_object()) return {};
+  if (v[key].get_string().get(s) != simdjson::SUCCESS) return {};
+  return s;
+}
+
+// Decodes one top-level JSON value: an object, a List of objects, or an
+// array of objects. `prefix` is the value's path within its document.
+template <typename Resolver>
+absl::Status DecodeValue(std::string_view source, api::JsonValue root,
+                         const std::vector<api::PathSegment>& prefix, Resolver&& resolve,
+                         api::ObjectSet* out, LoadStats* stats) {
+  auto decode_one = [&](api::JsonValue obj, const std::vector<api::PathSegment>& path,
+                        std::string_view default_api_version,
+                        std::string_view default_kind) -> absl::Status {
+    if (!obj.is_object()) {
+      api::DecodeError e{"object", "", {}, gantry::StrCat("expected an object, got ", api::JsonTypeName(obj))};
+      return absl::InvalidArgumentError(FormatError(source, e, resolve, path));
+    }
+    std::string_view api_version = StringField(obj, "apiVersion");
+    std::string_view kind = StringField(obj, "kind");
+    if (api_version.empty()) api_version = default_api_version;
+    if (kind.empty()) kind = default_kind;
+    if (kind.empty()) {
+      api::DecodeError e{"object", api::ObjectIdentity(obj), {std::string("kind")}, "Required value: every object needs apiVersion and kind"};
+      return absl::InvalidArgumentError(FormatError(source, e, resolve, path));
+    }
+    api::Kind k = api::KindFromTypeMeta(api_version, kind);
+    if (k == api::Kind::kUnknown) {
+      stats->skipped_kinds[gantry::StrCat(api_version, " ", kind)]++;
+      return absl::OkStatus();
+    }
+    api::Decoder d(kind);
+    api::DecodeInto(k, d, obj, out);
+    if (auto err = d.TakeError(obj)) {
+      return absl::InvalidArgumentError(FormatError(source, *err, resolve, path));
+    }
+    stats->objects++;
+    return absl::OkStatus();
+  };
+
+  if (root.is_null()) return absl::OkStatus();
+  if (root.is_array()) {
+    size_t i = 0;
+    api::JsonArray arr;
+    if (root.get_array().get(arr) != simdjson::SUCCESS) return absl::InternalError("array access");
+    for (api::JsonValue item : arr) {
+      std::vector<api::PathSegment> path = prefix;
+      path.emplace_back(i++);
+      if (auto st = decode_one(item, path, "", ""); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+  std::string_view kind = StringField(root, "kind");
+  api::JsonValue items;
+  if (kind.size() > 4 && kind.ends_with("List") && root.is_object() &&
+      root["items"].get(items) == simdjson::SUCCESS) {
+    // Typed lists (PodList) may omit kind on items; kubectl's List keeps it.
+    std::string_view item_kind = kind == "List" ? std::string_view() : kind.substr(0, kind.size() - 4);
+    std::string_view item_api_version = kind == "List" ? std::string_view() : StringField(root, "apiVersion");
+    if (items.is_null()) return absl::OkStatus();
+    if (!items.is_array()) {
+      api::DecodeError e{std::string(kind), "", {std::string("items")}, gantry::StrCat("expected an array, got ", api::JsonTypeName(items))};
+      return absl::InvalidArgumentError(FormatError(source, e, resolve, prefix));
+    }
+    size_t i = 0;
+    api::JsonArray arr;
+    if (items.get_array().get(arr) != simdjson::SUCCESS) return absl::InternalError("array access");
+    for (api::JsonValue item : arr) {
+      std::vector<api::PathSegment> path = prefix;
+      path.emplace_back(std::string("items"));
+      path.emplace_back(i++);
+      if (auto st = decode_one(item, path, item_api_version, item_kind); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+  return decode_one(root, prefix, "", "");
+}
+
+absl::Status LoadJson(std::string_view source, std::string_view text, api::ObjectSet* out,
+                      LoadStats* stats) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(text);
+  api::JsonValue root;
+  if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) {
+    // simdjson reports no position; ask a second parser where the syntax breaks.
+    try {
+      nlohmann::json probe = nlohmann::json::parse(text.begin(), text.end());
+      (void)probe;
+    } catch (const nlohmann::json::parse_error& e) {
+      api::SourcePosition pos = api::OffsetToPosition(text, e.byte > 0 ? e.byte - 1 : 0);
+      return absl::InvalidArgumentError(
+          gantry::StrCat(source, ":", pos.line, ":", pos.column, ": invalid JSON: ", e.what()));
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(gantry::StrCat(source, ": invalid JSON: ", e.what()));
+    }
+    return absl::InvalidArgumentError(
+        gantry::StrCat(source, ": invalid JSON: ", simdjson::error_message(err)));
+  }
+  auto resolve = [&](const std::vector<api::PathSegment>& path) {
+    return api::ResolveJsonPosition(text, path);
+  };
+  return DecodeValue(source, root, {}, resolve, out, stats);
+}
+
+absl::Status LoadYaml(std::string_view source, std::string_view text, api::ObjectSet* out,
+                      LoadStats* stats) {
+  auto docs = api::ParseYamlDocuments(text);
+  if (!docs.ok()) {
+    return absl::InvalidArgumentError(gantry::StrCat(source, ":", AsStd(docs.status().message())));
+  }
+  simdjson::dom::parser parser;
+  for (const api::YamlDocument& doc : *docs) {
+    if (doc.empty()) continue;
+    api::JsonValue root;
+    if (auto err = parser.parse(doc.json()).get(root); err != simdjson::SUCCESS) {
+      return absl::InternalError(gantry::StrCat(source, ":", doc.start().line, ": YAML converted to invalid JSON: ",
+                                                simdjson::error_message(err)));
+    }
+    auto resolve = [&](const std::vector<api::PathSegment>& path) { return doc.Resolve(path); };
+    if (auto st = DecodeValue(source, root, {}, resolve, out, stats); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+bool LooksLikeJson(std::string_view path, std::string_view text) {
+  if (path.ends_with(".json")) return true;
+  if (path.ends_with(".yaml") || path.ends_with(".yml")) return false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::Status LoadClusterText(std::string_view source_name, std::string_view text, bool is_json,
+                             api::ObjectSet* out, LoadStats* stats) {
+  stats->bytes += static_cast<int64_t>(text.size());
+  return is_json ? LoadJson(source_name, text, out, stats) : LoadYaml(source_name, text, out, stats);
+}
+
+absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadStats* stats) {
+  std::error_code ec;
+  fs::path p{std::string(path)};
+  fs::file_status st = fs::status(p, ec);
+  if (ec || !fs::exists(st)) {
+    return absl::NotFoundError(gantry::StrCat(path, ": no such file or directory"));
+  }
+  std::vector<fs::path> files;
+  if (fs::is_directory(st)) {
+    for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (!it->is_regular_file()) continue;
+      std::string ext = it->path().extension().string();
+      if (ext == ".yaml" || ext == ".yml" || ext == ".json") files.push_back(it->path());
+    }
+    if (ec) return absl::UnavailableError(gantry::StrCat(path, ": ", ec.message()));
+    std::sort(files.begin(), files.end());
+  } else {
+    files.push_back(p);
+  }
+  for (const fs::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return absl::UnavailableError(gantry::StrCat(file.string(), ": cannot open file"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    stats->files.push_back(file.string());
+    GANTRY_RETURN_IF_ERROR(
+        LoadClusterText(file.string(), text, LooksLikeJson(file.string(), text), out, stats));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gantry::sim
