@@ -45,6 +45,7 @@ DEFAULT_GATES="GenericWorkload=true,CompositePodGroup=true,TopologyAwareWorkload
 DEFAULT_GATES+=",PodGroupPreemptionPolicy=true,DRAWorkloadResourceClaims=true"
 DEFAULT_GATES+=",DRAListTypeAttributes=true,DRANodeAllocatableResources=true"
 DEFAULT_GATES+=",DRADeviceCompatibilityGroups=true,DRADerivedAttributes=true"
+DEFAULT_GATES+=",DRAFractionalCapacityRange=true"
 GATES=${GANTRY_FEATURE_GATES:-$DEFAULT_GATES}
 # Beta/alpha APIs are off by default; a gate explicitly enabled without its API served is a
 # startup error (FeatureGateAPIRequirements), so the two lists go together.
@@ -54,7 +55,7 @@ RUNTIME_CONFIG="scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true"
 # (it would taint/evict the fake nodes), no replication/deployment/job controllers.
 DEFAULT_KCM_CONTROLLERS="resourceclaim-controller,garbage-collector-controller,namespace-controller"
 DEFAULT_KCM_CONTROLLERS+=",serviceaccount-controller,root-ca-certificate-publisher-controller"
-DEFAULT_KCM_CONTROLLERS+=",clusterrole-aggregation-controller"
+DEFAULT_KCM_CONTROLLERS+=",clusterrole-aggregation-controller,podgroup-protection-controller"
 KCM_CONTROLLERS=${GANTRY_KCM_CONTROLLERS:-$DEFAULT_KCM_CONTROLLERS}
 
 PKI="$DIR/pki"
@@ -86,7 +87,15 @@ start() { # start NAME ARGS... ; logs to $LOGS/NAME.log, detached from the calle
   [[ -x "$BIN/$name" ]] || die "$BIN/$name missing"
   # setsid: survives the calling shell; stdin from /dev/null so ctest/make are not held open.
   setsid "$BIN/$name" "$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
-  echo $! >"$RUN/$name.pid"
+  local pid=$! i
+  echo "$pid" >"$RUN/$name.pid"
+  # Wait (briefly) until setsid has exec'ed the binary, so pid_of recognises it.
+  for ((i = 0; i < 50; i++)); do
+    pid_of "$name" >/dev/null && return 0
+    [[ -d "/proc/$pid" ]] || break
+    sleep 0.05
+  done
+  pid_of "$name" >/dev/null || { log "$name failed to start:"; tail -n 20 "$LOGS/$name.log" >&2; exit 1; }
 }
 
 stop() {
@@ -106,12 +115,12 @@ stop() {
 }
 
 # --- PKI ---------------------------------------------------------------------------------------
-gen_cert() { # gen_cert NAME SUBJECT EXTFILE-CONTENT
-  local name=$1 subj=$2 ext=$3
+gen_cert() { # gen_cert NAME SUBJECT EXTFILE-CONTENT [CA-NAME]
+  local name=$1 subj=$2 ext=$3 ca=${4:-ca}
   openssl req -newkey rsa:2048 -nodes -keyout "$PKI/$name.key" -out "$PKI/$name.csr" \
     -subj "$subj" 2>/dev/null
   printf '%s\n' "$ext" >"$PKI/$name.ext"
-  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/$ca.crt" -CAkey "$PKI/$ca.key" -CAcreateserial \
     -out "$PKI/$name.crt" -days 365 -sha256 -extfile "$PKI/$name.ext" 2>/dev/null
   rm -f "$PKI/$name.csr" "$PKI/$name.ext"
 }
@@ -135,6 +144,12 @@ subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes,DNS:kuberne
   gen_cert admin "/O=system:masters/CN=gantry-admin" "$client"
   gen_cert kube-controller-manager "/CN=system:kube-controller-manager" "$client"
   gen_cert kube-scheduler "/CN=system:kube-scheduler" "$client"
+  # Front proxy (aggregation layer): a separate CA, so the request-header authenticator is fully
+  # configured (otherwise every component logs "missing content for CA bundle" forever).
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$PKI/front-proxy-ca.key" -out "$PKI/front-proxy-ca.crt" \
+    -days 365 -sha256 -subj "/CN=gantry-dev-front-proxy-ca" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+  gen_cert front-proxy-client "/CN=front-proxy-client" "$client" front-proxy-ca
   # Service-account token signing key (kube-apiserver signs, kcm/apiserver verify).
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$PKI/sa.key" 2>/dev/null
   openssl pkey -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
@@ -264,6 +279,11 @@ EOF
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
     --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
     --client-ca-file="$PKI/ca.crt" \
+    --requestheader-client-ca-file="$PKI/front-proxy-ca.crt" \
+    --requestheader-allowed-names=front-proxy-client \
+    --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+    --requestheader-extra-headers-prefix=X-Remote-Extra- \
+    --proxy-client-cert-file="$PKI/front-proxy-client.crt" --proxy-client-key-file="$PKI/front-proxy-client.key" \
     --service-cluster-ip-range=10.0.0.0/24 \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \

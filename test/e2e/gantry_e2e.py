@@ -19,6 +19,7 @@ case the test FAILS.
 import json
 import os
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
@@ -188,8 +189,21 @@ class ControlPlane:
         return subprocess.run([CONTROLPLANE_SH, *args], env=self.env, check=check,
                               stdout=subprocess.PIPE, text=True)
 
+    def _start_watchdog(self):
+        """If this process dies without cleaning up (e.g. ctest kills it on timeout), stop the
+        control plane and delete its state from a detached helper."""
+        script = (
+            'while kill -0 "$0" 2>/dev/null; do sleep 1; done; '
+            '[ -d "$1" ] && [ ! -e "$1/.keep" ] || exit 0; '
+            '"$2" down >/dev/null 2>&1; rm -rf "$1"'
+        )
+        subprocess.Popen(["sh", "-c", script, str(os.getpid()), self.dir, CONTROLPLANE_SH],
+                         env=self.env, start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
     def __enter__(self):
         t0 = time.monotonic()
+        self._start_watchdog()
         try:
             out = self._sh("up")
         except subprocess.CalledProcessError:
@@ -226,6 +240,7 @@ class ControlPlane:
             self.dump_logs()
         self._sh("down", check=False)
         if exc_type is not None and self.keep:
+            open(os.path.join(self.dir, ".keep"), "w").close()
             log(f"kept state for inspection: {self.dir}")
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -234,6 +249,9 @@ class ControlPlane:
 
 def run(test, **kw):
     """Runs test(cp) against a fresh control plane; exits 0 on success, 1 on failure."""
+    # SIGTERM/SIGINT unwind through ControlPlane.__exit__, which stops the control plane.
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(f"killed by signal {signum}"))
     try:
         with ControlPlane(**kw) as cp:
             test(cp)

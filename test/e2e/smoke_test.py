@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gantry_e2e import ApiError, Client, log, run  # noqa: E402
 
@@ -75,6 +76,29 @@ def test_api(cp):
     except ApiError as e:
         assert e.status == 403, e
     sched.get("/api/v1/nodes")  # ...but may list nodes
+
+    # kube-controller-manager's ResourceClaim controller creates claims from templates.
+    c.post("/apis/resource.k8s.io/v1/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "gpu.example.com"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}})
+    c.post("/apis/resource.k8s.io/v1/namespaces/smoke/resourceclaimtemplates", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu"},
+        "spec": {"spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}})
+    c.create_pod("smoke", "dra-pod", scheduler_name="gantry-scheduler", extra_spec={
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]})
+
+    def claim_created():
+        st = c.get("/api/v1/namespaces/smoke/pods/dra-pod")["status"].get("resourceClaimStatuses")
+        return st and st[0].get("resourceClaimName")
+    claim = c.wait("ResourceClaim from template", claim_created, timeout=30)
+    rc = c.get(f"/apis/resource.k8s.io/v1/namespaces/smoke/resourceclaims/{claim}")
+    owner = rc["metadata"]["ownerReferences"][0]
+    assert owner["kind"] == "Pod" and owner["name"] == "dra-pod", rc["metadata"]
+    assert not rc.get("status", {}).get("allocation"), "nobody should have allocated the claim"
+    log(f"ResourceClaim {claim} created from template by kube-controller-manager")
 
     # Bound pods on kubelet-less nodes must be deleted with grace 0.
     c.delete("/api/v1/namespaces/smoke/pods/p1", grace_seconds=0)
