@@ -1,0 +1,65 @@
+// Everything the scheduler writes to the world. Live, it is implemented by
+// src/client (API server); offline, by src/sim (in-memory). Plugins and the
+// scheduler never talk to the API server directly (design §2).
+//
+// Thread safety: implementations must accept calls from the binding
+// pipeline's worker threads concurrently with the scheduling loop.
+#ifndef GANTRY_CLUSTER_WRITER_H_
+#define GANTRY_CLUSTER_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "src/api/pod.h"
+
+namespace gantry::framework {
+
+// One Kubernetes event (events.k8s.io/v1) about an object.
+struct EventRecord {
+  std::string regarding_kind;  // "Pod", "PodGroup"
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string type;    // "Normal" | "Warning"
+  std::string reason;  // "Scheduled", "FailedScheduling", "Preempted"
+  std::string action;  // "Binding", "Scheduling", "Preempting"
+  std::string note;
+  std::string reporting_controller;  // the profile's schedulerName
+};
+
+// The PodScheduled condition written on failure.
+struct PodScheduledCondition {
+  std::string status;   // "False"
+  std::string reason;   // "Unschedulable" | "SchedulerError"
+  std::string message;  // full FitError message
+};
+
+class ClusterWriter {
+ public:
+  virtual ~ClusterWriter() = default;
+
+  // POST pods/binding. AlreadyExists when the pod is already bound elsewhere
+  // (HTTP 409): the caller forgets the pod and does not retry. NotFound when
+  // the pod is gone.
+  virtual absl::Status BindPod(const api::Pod& pod, std::string_view node) = 0;
+
+  // Patches status.conditions[PodScheduled] and, when `nominated_node` is
+  // set, status.nominatedNodeName ("" clears it).
+  virtual absl::Status UpdatePodScheduledCondition(const api::Pod& pod,
+                                                   const PodScheduledCondition& condition,
+                                                   const std::string* nominated_node) = 0;
+
+  // Deletes a preemption victim (UID precondition), after marking it with
+  // the DisruptionTarget condition.
+  virtual absl::Status DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
+                                              std::string_view node) = 0;
+
+  // Best effort; failures are logged and counted by the implementation.
+  virtual void RecordEvent(const EventRecord& event) = 0;
+};
+
+}  // namespace gantry::framework
+
+#endif  // GANTRY_CLUSTER_WRITER_H_

@@ -1,0 +1,50 @@
+// What the framework gives plugins: read access to the cycle's snapshot,
+// the cluster writer, the clock, the worker pool and namespace labels.
+#ifndef GANTRY_HANDLE_H_
+#define GANTRY_HANDLE_H_
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "gantry/clock.h"
+#include "gantry/cluster_writer.h"
+#include "gantry/types.h"
+
+namespace gantry::framework {
+
+// The immutable per-cycle view of all nodes (design rule 1).
+class SnapshotLister {
+ public:
+  virtual ~SnapshotLister() = default;
+  virtual const std::vector<NodeInfo*>& NodeInfos() const = 0;
+  virtual const std::vector<NodeInfo*>& HavePodsWithAffinity() const = 0;
+  virtual const std::vector<NodeInfo*>& HavePodsWithRequiredAntiAffinity() const = 0;
+  virtual const NodeInfo* Get(std::string_view node_name) const = 0;
+};
+
+// Runs work on the profile's fixed worker pool.
+class Parallelizer {
+ public:
+  virtual ~Parallelizer() = default;
+  // Calls fn(i) for i in [0, n), spread over the workers; returns when done.
+  virtual void Until(int n, const std::function<void(int)>& fn) = 0;
+  virtual int parallelism() const = 0;
+};
+
+class FrameworkHandle {
+ public:
+  virtual ~FrameworkHandle() = default;
+  virtual const SnapshotLister& Snapshot() const = 0;
+  virtual ClusterWriter& Writer() = 0;
+  virtual const Clock& clock() const = 0;
+  virtual Parallelizer& parallelizer() = 0;
+  // Labels of a namespace (nullptr if unknown), for namespaceSelector.
+  virtual const api::Labels* NamespaceLabels(api::Symbol ns) const = 0;
+  // The profile's scheduler name.
+  virtual std::string_view SchedulerName() const = 0;
+};
+
+}  // namespace gantry::framework
+
+#endif  // GANTRY_HANDLE_H_

@@ -1,0 +1,89 @@
+// Test helpers: build api objects, PodInfos and NodeInfos from YAML text,
+// and a FrameworkHandle over a fixed set of nodes. Test-only; aborts the
+// test (GTest fatal failure via ADD_FAILURE + default object) on bad YAML.
+#ifndef GANTRY_TEST_TESTING_OBJECTS_H_
+#define GANTRY_TEST_TESTING_OBJECTS_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gantry/handle.h"
+#include "gantry/types.h"
+#include "src/api/node.h"
+#include "src/api/pod.h"
+
+namespace gantry::testing {
+
+// Parses one YAML (or JSON) object. Missing apiVersion/kind are fine.
+api::Pod ParsePod(std::string_view yaml);
+api::Node ParseNode(std::string_view yaml);
+
+// A pending pod `name` in namespace `ns` with cpu (millicores) and memory (bytes) requests.
+api::Pod SimplePod(std::string_view name, int64_t milli_cpu, int64_t memory,
+                   std::string_view ns = "default");
+// A node with the given allocatable cpu (millicores), memory (bytes) and pods.
+api::Node SimpleNode(std::string_view name, int64_t milli_cpu, int64_t memory, int64_t pods = 110,
+                     std::vector<std::pair<std::string, std::string>> labels = {});
+
+framework::PodInfoPtr MakePodInfo(api::Pod pod, int32_t priority = 0);
+framework::PodInfoPtr PodInfoFromYaml(std::string_view yaml);
+
+// A NodeInfo with `pods` placed on it.
+std::unique_ptr<framework::NodeInfo> MakeNodeInfo(api::Node node,
+                                                  const std::vector<api::Pod>& pods = {});
+
+// A FrameworkHandle over owned NodeInfos; writes are recorded, not sent.
+class FakeHandle : public framework::FrameworkHandle, public framework::SnapshotLister,
+                   public framework::Parallelizer, public framework::ClusterWriter {
+ public:
+  FakeHandle() = default;
+  void AddNode(std::unique_ptr<framework::NodeInfo> node);
+  void SetNamespaceLabels(std::string_view ns, api::Labels labels);
+
+  // FrameworkHandle
+  const framework::SnapshotLister& Snapshot() const override { return *this; }
+  framework::ClusterWriter& Writer() override { return *this; }
+  const Clock& clock() const override { return clock_; }
+  framework::Parallelizer& parallelizer() override { return *this; }
+  const api::Labels* NamespaceLabels(api::Symbol ns) const override;
+  std::string_view SchedulerName() const override { return "gantry-scheduler"; }
+
+  // SnapshotLister
+  const std::vector<framework::NodeInfo*>& NodeInfos() const override { return nodes_; }
+  const std::vector<framework::NodeInfo*>& HavePodsWithAffinity() const override;
+  const std::vector<framework::NodeInfo*>& HavePodsWithRequiredAntiAffinity() const override;
+  const framework::NodeInfo* Get(std::string_view name) const override;
+
+  // Parallelizer (serial)
+  void Until(int n, const std::function<void(int)>& fn) override {
+    for (int i = 0; i < n; ++i) fn(i);
+  }
+  int parallelism() const override { return 1; }
+
+  // ClusterWriter (records)
+  absl::Status BindPod(const api::Pod& pod, std::string_view node) override;
+  absl::Status UpdatePodScheduledCondition(const api::Pod& pod,
+                                           const framework::PodScheduledCondition& c,
+                                           const std::string* nominated) override;
+  absl::Status DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
+                                      std::string_view node) override;
+  void RecordEvent(const framework::EventRecord& event) override { events.push_back(event); }
+
+  FakeClock& fake_clock() { return clock_; }
+  std::vector<std::pair<std::string, std::string>> bindings;  // pod key -> node
+  std::vector<std::string> deleted;                            // victim keys
+  std::vector<framework::EventRecord> events;
+
+ private:
+  FakeClock clock_{1'700'000'000'000'000};
+  std::vector<std::unique_ptr<framework::NodeInfo>> owned_;
+  std::vector<framework::NodeInfo*> nodes_;
+  mutable std::vector<framework::NodeInfo*> with_affinity_, with_anti_affinity_;
+  std::vector<std::pair<api::Symbol, api::Labels>> namespaces_;
+};
+
+}  // namespace gantry::testing
+
+#endif  // GANTRY_TEST_TESTING_OBJECTS_H_
