@@ -997,7 +997,6 @@ ResourceSlice DecodeResourceSlice(Decoder& d, JsonValue root) {
       }
     });
     if (has_devices && d.ok()) {
-      Decoder::Field f1(d, "spec");
       Decoder::Field f2(d, "devices");
       bool uses_extras = false;
       d.ForEachItem(devices_json, [&](size_t, JsonValue item) {
@@ -1013,7 +1012,6 @@ ResourceSlice DecodeResourceSlice(Decoder& d, JsonValue root) {
                                 : kResourceSliceMaxDevices);
     }
     if (!d.ok()) return;
-    Decoder::Field scope(d, "spec");
     RequireField(d, !spec.driver.empty(), "driver");
     RequireField(d, !spec.pool.name.empty(), "pool");
     if (d.ok() && nodes.count() != 1) {
@@ -1131,7 +1129,6 @@ ResourceClaimSpec DecodeResourceClaimSpec(Decoder& d, JsonValue v) {
       }
     });
     if (!d.ok()) return;
-    Decoder::Field scope(d, "devices");
     for (size_t i = 0; i < spec.constraints.size(); ++i) {
       CheckRequestRefs(d, spec, "constraints", i, spec.constraints[i].requests);
     }
@@ -1226,7 +1223,6 @@ DeviceTaintRule DecodeDeviceTaintRule(Decoder& d, JsonValue root) {
         }
       });
       if (d.ok()) {
-        Decoder::Field scope(d, "spec");
         RequireField(d, has_taint, "taint");
       }
     } else if (key == "status") {

@@ -61,7 +61,15 @@ void CheckMaxItems(Decoder& d, size_t n, size_t max) {
 }
 
 void RequireField(Decoder& d, bool present, std::string_view field) {
-  if (d.ok() && !present) d.FailAt(field, "Required value");
+  if (!d.ok() || present) return;
+  // "a.b" is two path segments.
+  size_t dot = field.find('.');
+  if (dot == std::string_view::npos) {
+    d.FailAt(field, "Required value");
+    return;
+  }
+  Decoder::Field scope(d, field.substr(0, dot));
+  RequireField(d, false, field.substr(dot + 1));
 }
 
 std::string_view ConditionStatusName(ConditionStatus s) {
@@ -201,7 +209,6 @@ PodDisruptionBudget DecodePodDisruptionBudget(Decoder& d, JsonValue root) {
         }
       });
       if (d.ok() && spec.min_available && spec.max_unavailable) {
-        Decoder::Field scope(d, "spec");
         d.Fail("Invalid value: minAvailable and maxUnavailable cannot be both set");
       }
     } else if (key == "status") {

@@ -114,7 +114,8 @@ bool IsCIdentifier(std::string_view s);
 
 // Fails with upstream's "Too many: N: must have at most M items" when `n > max`.
 void CheckMaxItems(Decoder& d, size_t n, size_t max);
-// Fails with "Required value" at `field` (relative to the current path).
+// Fails with "Required value" at `field` (relative to the current path;
+// dots separate nested keys, e.g. "metadata.name").
 void RequireField(Decoder& d, bool present, std::string_view field);
 
 }  // namespace gantry::api

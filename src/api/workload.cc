@@ -26,7 +26,7 @@ GroupPolicyKind DecodePolicyUnion(Decoder& d, JsonValue v, std::string_view coun
           has_count = true;
         }
       });
-      if (gang) RequireField(d, has_count, gantry::StrCat("gang.", count_field));
+      if (gang) RequireField(d, has_count, count_field);
     }
   });
   if (d.ok() && basic == gang) {
@@ -61,7 +61,6 @@ SchedulingConstraints DecodeSchedulingConstraints(Decoder& d, JsonValue v) {
       RequireField(d, !t.key.empty(), "key");
       c.topology.push_back(t);
     });
-    Decoder::Field scope(d, "topology");
     CheckMaxItems(d, c.topology.size(), kMaxTopologyConstraints);
   });
   return c;
@@ -313,7 +312,6 @@ Workload DecodeWorkload(Decoder& d, JsonValue root) {
         }
       });
       if (!d.ok()) return;
-      Decoder::Field scope(d, "spec");
       if (w.spec.pod_group_templates.empty() == w.spec.composite_pod_group_templates.empty()) {
         d.Fail(w.spec.pod_group_templates.empty()
                    ? "Required value: must specify one of: `podGroupTemplates`, `compositePodGroupTemplates`"
@@ -360,7 +358,6 @@ PodGroup DecodePodGroup(Decoder& d, JsonValue root) {
         }
       });
       if (d.ok()) {
-        Decoder::Field scope(d, "spec");
         RequireField(d, has_policy, "schedulingPolicy");
         if (d.ok() && !pg.spec.parent_composite_pod_group_name.empty() && !pg.spec.workload_ref) {
           d.FailAt("workloadRef", "Required value: must be set when `parentCompositePodGroupName` is set");
@@ -431,7 +428,6 @@ CompositePodGroup DecodeCompositePodGroup(Decoder& d, JsonValue root) {
         }
       });
       if (d.ok()) {
-        Decoder::Field scope(d, "spec");
         RequireField(d, has_ref, "workloadRef");
         RequireField(d, has_policy, "schedulingPolicy");
       }
