@@ -178,6 +178,13 @@ build_k8s_binary() {
   mv -f "$BIN/$b.new" "$BIN/$b"
 }
 
+version_of() { # version_of BINARY -> first line of its version output
+  case $1 in
+    kubectl) "$BIN/kubectl" version --client 2>&1 | head -1 ;;
+    *) "$BIN/$1" --version 2>&1 | head -1 ;;
+  esac
+}
+
 rm -f "$STAMP"
 if [[ -x "$BIN/etcd" && "${GANTRY_FORCE_REBUILD:-0}" != 1 ]] && "$BIN/etcd" --version 2>/dev/null | grep -q "${ETCD_VERSION#v}"; then
   log "etcd $ETCD_VERSION already built"
@@ -192,7 +199,7 @@ log "resolving k8s.io/kubernetes $K8S_VERSION module graph ..."
 
 for b in "${BINARIES[@]}"; do
   [[ "$b" == etcd ]] && continue
-  if [[ -x "$BIN/$b" && "${GANTRY_FORCE_REBUILD:-0}" != 1 ]] && "$BIN/$b" --version 2>/dev/null | grep -q "$K8S_VERSION"; then
+  if [[ -x "$BIN/$b" && "${GANTRY_FORCE_REBUILD:-0}" != 1 ]] && version_of "$b" | grep -q "$K8S_VERSION"; then
     log "$b $K8S_VERSION already built"
     continue
   fi
@@ -202,7 +209,7 @@ for b in "${BINARIES[@]}"; do
 done
 
 for b in "${BINARIES[@]}"; do
-  log "  $b: $("$BIN/$b" --version 2>&1 | head -1)"
+  log "  $b: $(version_of "$b")"
 done
 want_stamp >"$STAMP"
 link_current

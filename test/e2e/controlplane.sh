@@ -274,7 +274,7 @@ EOF
   # new Node and nothing (no kubelet / node-lifecycle controller) removes it; ServiceAccount admission
   # would reject pods in namespaces whose default ServiceAccount is not created yet (racy in tests).
   # Flow control and in-flight limits are off so the API server does not throttle the schedulers.
-  start kube-apiserver \
+  pid_of kube-apiserver >/dev/null || start kube-apiserver \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" --etcd-prefix=/registry \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
     --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
@@ -298,7 +298,7 @@ EOF
   wait_for "kube-apiserver /readyz" kube-apiserver api_get /readyz ||
     die "kube-apiserver did not become ready"
 
-  if has kube-controller-manager; then
+  if has kube-controller-manager && ! pid_of kube-controller-manager >/dev/null; then
     start kube-controller-manager \
       --kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
       --authentication-kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
@@ -314,7 +314,7 @@ EOF
       die "kube-controller-manager did not become healthy"
   fi
 
-  if has kube-scheduler; then
+  if has kube-scheduler && ! pid_of kube-scheduler >/dev/null; then
     cat >"$DIR/kube-scheduler.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

@@ -74,11 +74,13 @@ class ApiError(Exception):
 class Client:
     """Minimal Kubernetes REST client (JSON), mutual TLS with a client certificate."""
 
-    def __init__(self, server, ca, cert, key, timeout=10):
+    def __init__(self, server, ca, cert=None, key=None, token=None, timeout=10):
         self.server = server.rstrip("/")
         self.timeout = timeout
+        self.token = token
         self.ctx = ssl.create_default_context(cafile=ca)
-        self.ctx.load_cert_chain(cert, key)
+        if cert:
+            self.ctx.load_cert_chain(cert, key)
 
     def request(self, method, path, body=None, content_type="application/json", query=None):
         url = self.server + path
@@ -87,6 +89,8 @@ class Client:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(url, data=data, method=method)
         req.add_header("Accept", "application/json")
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
         if data is not None:
             req.add_header("Content-Type", content_type)
         try:
@@ -147,6 +151,19 @@ class Client:
         spec.update(extra_spec or {})
         return self.post(f"/api/v1/namespaces/{namespace}/pods", {
             "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+
+    def service_account_token(self, namespace, name, seconds=3600):
+        """Creates the ServiceAccount if needed and returns a token for it (TokenRequest API)."""
+        try:
+            self.post(f"/api/v1/namespaces/{namespace}/serviceaccounts", {
+                "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}})
+        except ApiError as e:
+            if e.status != 409:
+                raise
+        tr = self.post(f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": seconds}})
+        return tr["status"]["token"]
 
     def wait(self, what, fn, timeout=30, interval=0.2):
         """Polls fn() until it returns a truthy value; returns it or raises TimeoutError."""
@@ -219,10 +236,39 @@ class ControlPlane:
                 envs[k] = v
         self.server = envs["GANTRY_APISERVER_URL"]
         pki = os.path.join(self.dir, "pki")
-        self.client = Client(self.server, os.path.join(pki, "ca.crt"),
-                             os.path.join(pki, "admin.crt"), os.path.join(pki, "admin.key"))
+        self.ca = os.path.join(pki, "ca.crt")
+        self.client = self.client_for("admin")
         log(f"control plane up in {self.startup_seconds:.1f}s at {self.server} ({self.dir})")
         return self
+
+    def client_for(self, identity):
+        """A client with one of the generated client certificates: admin (system:masters),
+        kube-scheduler (system:kube-scheduler) or kube-controller-manager."""
+        pki = os.path.join(self.dir, "pki")
+        return Client(self.server, self.ca, os.path.join(pki, identity + ".crt"),
+                      os.path.join(pki, identity + ".key"))
+
+    def token_client(self, token):
+        return Client(self.server, self.ca, token=token)
+
+    def write_kubeconfig(self, path, token):
+        """A kubeconfig that authenticates with a bearer token (e.g. a ServiceAccount's)."""
+        with open(path, "w") as f:
+            f.write(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {{server: "{self.server}", certificate-authority: "{self.ca}"}}
+users:
+- name: e2e
+  user: {{token: "{token}"}}
+contexts:
+- name: e2e
+  context: {{cluster: e2e, user: e2e}}
+current-context: e2e
+""")
+        os.chmod(path, 0o600)
+        return path
 
     def dump_logs(self, lines=40):
         logs = os.path.join(self.dir, "logs")

@@ -13,7 +13,7 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gantry_e2e import ApiError, Client, log, run  # noqa: E402
+from gantry_e2e import ApiError, log, run  # noqa: E402
 
 
 def check_discovery(c):
@@ -67,15 +67,23 @@ def test_api(cp):
     assert c.get("/api/v1/namespaces/smoke/pods/p1")["spec"]["nodeName"] == "fake-node-1"
 
     # RBAC is on: the kube-scheduler identity may not create namespaces.
-    pki = os.path.join(cp.dir, "pki")
-    sched = Client(cp.server, os.path.join(pki, "ca.crt"),
-                   os.path.join(pki, "kube-scheduler.crt"), os.path.join(pki, "kube-scheduler.key"))
+    sched = cp.client_for("kube-scheduler")
     try:
         sched.create_namespace("forbidden")
         raise AssertionError("system:kube-scheduler could create a namespace: RBAC is not enforced")
     except ApiError as e:
         assert e.status == 403, e
     sched.get("/api/v1/nodes")  # ...but may list nodes
+
+    # ServiceAccount tokens (TokenRequest, signed with the generated key) authenticate; with no
+    # RoleBinding the account is authenticated but forbidden.
+    sa = cp.token_client(c.service_account_token("smoke", "e2e-sa"))
+    try:
+        sa.get("/api/v1/nodes")
+        raise AssertionError("an unbound ServiceAccount could list nodes")
+    except ApiError as e:
+        assert e.status == 403, e  # 401 would mean the token was not accepted
+    assert sa.get("/version")["gitVersion"] == "v1.37.2"
 
     # kube-controller-manager's ResourceClaim controller creates claims from templates.
     c.post("/apis/resource.k8s.io/v1/deviceclasses", {
