@@ -15,7 +15,6 @@ constexpr const char* kErrFormat =
     "quantities must match the regular expression "
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 constexpr const char* kErrSuffix = "unable to parse quantity's suffix";
-constexpr const char* kErrNumeric = "unable to parse numeric part of quantity";
 constexpr int32_t kMinExponent = -9;  // nano: finer precision is rounded up.
 constexpr Wide kWideLimit = Wide(1) << 120;
 
@@ -45,8 +44,9 @@ int64_t Saturate(Wide v) {
   return static_cast<int64_t>(v);
 }
 
-// Returns ceil(m * 10^e) computed in wide arithmetic, saturating.
-int64_t CeilScaled(int64_t m, int32_t e) {
+// Returns m * 10^e rounded to an integer away from zero (upstream's
+// negativeScaleInt64), computed in wide arithmetic, saturating.
+int64_t RoundAwayScaled(int64_t m, int32_t e) {
   if (m == 0) return 0;
   if (e >= 0) {
     if (e > 38) return m > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
@@ -56,11 +56,11 @@ int64_t CeilScaled(int64_t m, int32_t e) {
     }
     return Saturate(v);
   }
-  if (-e > 30) return m > 0 ? 1 : 0;
+  if (-e > 30) return m > 0 ? 1 : -1;
   Wide d = Pow10(-e);
   Wide q = Wide(m) / d;
   Wide r = Wide(m) % d;
-  if (r > 0) q += 1;  // ceil for positives; truncation already ceils negatives
+  if (r != 0) q += m > 0 ? 1 : -1;
   return Saturate(q);
 }
 
@@ -115,18 +115,26 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
     if (IsDigit(c)) {
       if (!(digits.empty() && c == '0')) digits.push_back(c);
       if (seen_dot) --exponent;
-    } else if (c == '.') {
-      if (seen_dot) return absl::InvalidArgumentError(kErrNumeric);
+    } else if (c == '.' && !seen_dot) {
       seen_dot = true;
     } else {
-      break;
+      break;  // a second '.' starts the suffix, which the scan below rejects
     }
   }
   size_t num_len = i - num_start;
   if (num_len == 0 || (seen_dot && num_len == 1)) return absl::InvalidArgumentError(kErrFormat);
 
-  // Suffix.
+  // Suffix. Upstream first scans it as [eEinumkKMGTP]*[-+]?[0-9]* and reports
+  // anything else as a format error; only a suffix of that shape that names
+  // no unit is "unable to parse quantity's suffix".
   std::string_view suffix = text.substr(i);
+  {
+    size_t s = 0;
+    while (s < suffix.size() && std::string_view("eEinumkKMGTP").find(suffix[s]) != std::string_view::npos) ++s;
+    if (s < suffix.size() && (suffix[s] == '+' || suffix[s] == '-')) ++s;
+    while (s < suffix.size() && IsDigit(suffix[s])) ++s;
+    if (s != suffix.size()) return absl::InvalidArgumentError(kErrFormat);
+  }
   Format format = Format::kDecimalSI;
   int binary_power = 0;  // multiples of 2^10
   if (suffix.empty()) {
@@ -153,7 +161,7 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
       case 'P': exponent += 15; break;
       case 'E': exponent += 18; break;
       default:
-        return absl::InvalidArgumentError(IsDigit(suffix[0]) ? kErrFormat : kErrSuffix);
+        return absl::InvalidArgumentError(kErrSuffix);
     }
   } else if (suffix[0] == 'e' || suffix[0] == 'E') {
     format = Format::kDecimalExponent;
@@ -210,7 +218,13 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
     return absl::OutOfRangeError("quantity is too large: its value does not fit in 64 bits");
   }
   if (negative) m = -m;
-  return FromWide(m, exponent, format);
+  absl::StatusOr<Quantity> q = FromWide(m, exponent, format);
+  // A binary quantity strictly between -1 and 1 is kept as DecimalSI, as upstream does.
+  if (q.ok() && format == Format::kBinarySI && !q->IsZero() &&
+      DigitCount(q->mantissa_) + q->exponent_ <= 0) {
+    q->format_ = Format::kDecimalSI;
+  }
+  return q;
 }
 
 Quantity Quantity::FromInt64(int64_t value, Format format) {
@@ -240,9 +254,9 @@ int Quantity::Compare(const Quantity& other) const {
 
 bool Quantity::IsInteger() const { return exponent_ >= 0 || mantissa_ == 0; }
 
-int64_t Quantity::Value() const { return CeilScaled(mantissa_, exponent_); }
+int64_t Quantity::Value() const { return RoundAwayScaled(mantissa_, exponent_); }
 
-int64_t Quantity::MilliValue() const { return CeilScaled(mantissa_, exponent_ + 3); }
+int64_t Quantity::MilliValue() const { return RoundAwayScaled(mantissa_, exponent_ + 3); }
 
 absl::StatusOr<int64_t> Quantity::AsInt64() const {
   if (!IsInteger()) return absl::InvalidArgumentError("quantity is not an integer");
@@ -297,7 +311,6 @@ std::string Quantity::ToString() const {
   // Largest exponent that is a multiple of 3 (at most 18) keeping an integer mantissa.
   int32_t e = exponent_;
   int32_t target = e >= 0 ? (e / 3) * 3 : -(((-e) + 2) / 3) * 3;
-  if (target > 18) target = 18;
   if (target < -9) target = -9;
   if (e - target > 18) return gantry::StrCat(mantissa_, "e", e);
   Wide m = Wide(mantissa_) * Pow10(e - target);
@@ -310,7 +323,8 @@ std::string Quantity::ToString() const {
   } while (m > 0);
   if (neg) digits.insert(digits.begin(), '-');
   if (target == 0) return digits;
-  if (format == Format::kDecimalExponent) return gantry::StrCat(digits, "e", target);
+  // DecimalSI has no suffix above E (10^18); larger exponents use "e" notation.
+  if (format == Format::kDecimalExponent || target > 18) return gantry::StrCat(digits, "e", target);
   switch (target) {
     case -9: return digits + "n";
     case -6: return digits + "u";

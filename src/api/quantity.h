@@ -36,9 +36,10 @@ class Quantity {
   bool IsZero() const { return mantissa_ == 0; }
   bool IsInteger() const;
 
-  // The value rounded up to an integer (saturating at the int64 range).
+  // The value rounded to an integer away from zero, as upstream's Value()
+  // (saturating at the int64 range).
   int64_t Value() const;
-  // The value in thousandths, rounded up (saturating at the int64 range).
+  // The value in thousandths, rounded away from zero (saturating).
   int64_t MilliValue() const;
   // The exact integer value; an error when not an integer or out of range.
   absl::StatusOr<int64_t> AsInt64() const;
