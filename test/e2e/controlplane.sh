@@ -25,7 +25,23 @@
 #   GANTRY_NO_BUILD           1 = `up` fails (exit 3) instead of building missing binaries
 #
 # Flag and gate names below were checked against the built v1.37.2 / v3.7.3 binaries'
-# `--help` output (see docs/e2e.md, "Verified flags and gates", for the list and how).
+# `--help` output (see docs/e2e.md, "Verified flags and gates", for the list and how):
+#  - etcd v3.7.3: --name --data-dir --listen-client-urls --advertise-client-urls --listen-peer-urls
+#    --initial-advertise-peer-urls --initial-cluster --quota-backend-bytes
+#    --auto-compaction-retention --unsafe-no-fsync --log-level; GET /health on the client URL.
+#  - kube-apiserver v1.37.2: every flag used below is listed by --help (incl. --endpoint-reconciler-type
+#    {master-count,lease,none}, --enable-priority-and-fairness, --max-*-requests-inflight,
+#    --requestheader-*, --proxy-client-*); ServiceAccount and TaintNodesByCondition are in the
+#    default admission list; --authorization-mode accepts Node,RBAC.
+#  - kube-controller-manager v1.37.2: controller names taken from its --controllers list
+#    (resourceclaim-controller, podgroup-protection-controller, ...).
+#  - kube-scheduler v1.37.2: --config --feature-gates --bind-address --secure-port
+#    --authentication-kubeconfig --authorization-kubeconfig --authorization-always-allow-paths.
+#  - gates: each name and stage read from the `kube:<Gate>=true|false (STAGE - default=...)` lists of
+#    all three components (same list except the kcm-only ControllerManagerReleaseLeaderElectionLockOnExit);
+#    GangScheduling / WorkloadAwarePreemption do not exist in 1.37.2 (merged into GenericWorkload).
+#  - runtime-config: with these gates, discovery serves scheduling.k8s.io v1, v1beta1, v1alpha3
+#    and resource.k8s.io v1 (checked by test/e2e/smoke_test.py).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -219,17 +235,23 @@ ran() { [[ " ${RUN_COMPONENTS:-} " == *" $1 "* ]]; }
 
 # --- commands ----------------------------------------------------------------------------------
 cmd_up() {
-  if load_env && pid_of kube-apiserver >/dev/null; then
-    log "already running (state $DIR)"
-    echo "$DIR/admin.kubeconfig"
-    return 0
+  if (load_env && pid_of kube-apiserver >/dev/null); then
+    log "already running (state $DIR); starting only missing components"
   fi
   if [[ ! -x "$BIN/kube-apiserver" || ! -x "$BIN/etcd" ]]; then
     if [[ -n "${GANTRY_CONTROLPLANE_BIN:-}" || "${GANTRY_NO_BUILD:-0}" == 1 ]]; then
       log "control-plane binaries not found in $BIN"; exit 3
     fi
-    log "control-plane binaries not built yet; building them now (cold: tens of minutes)"
-    "$HERE/build-controlplane.sh" >/dev/null || exit $?
+    log "control-plane binaries not built yet; building them now (cold: ~8 min on 2 cores)"
+    log "full build output: $CACHE/controlplane/build.log"
+    mkdir -p "$CACHE/controlplane"
+    local rc
+    set +e
+    "$HERE/build-controlplane.sh" 2>&1 >/dev/null | tee "$CACHE/controlplane/build.log" |
+      grep --line-buffered '^\[build-controlplane\]' >&2
+    rc=${PIPESTATUS[0]}
+    set -e
+    ((rc == 0)) || { log "building the control plane failed (exit $rc)"; exit "$rc"; }
   fi
   local t0=$SECONDS
   mkdir -p "$DIR" "$LOGS" "$RUN"

@@ -112,6 +112,13 @@ def test_api(cp):
     c.delete("/api/v1/namespaces/smoke/pods/p1", grace_seconds=0)
     c.wait("p1 deleted", lambda: _gone(c, "/api/v1/namespaces/smoke/pods/p1"))
 
+    # The namespace controller finalizes namespace deletion (tests clean up this way); the
+    # garbage collector removes the claim owned by the deleted pod.
+    t0 = time.monotonic()
+    c.delete("/api/v1/namespaces/smoke")
+    c.wait("namespace smoke deleted", lambda: _gone(c, "/api/v1/namespaces/smoke"), timeout=60)
+    log(f"namespace deleted in {time.monotonic() - t0:.1f}s")
+
 
 def _gone(c, path):
     try:
