@@ -1,0 +1,275 @@
+#include "src/state/cluster_state.h"
+
+#include <algorithm>
+
+#include "gantry/util/strings.h"
+
+namespace gantry::state {
+
+ClusterState::ClusterState(const Clock& clock, int64_t assumed_ttl_micros)
+    : clock_(clock), assumed_ttl_micros_(assumed_ttl_micros) {}
+
+framework::NodeInfo* ClusterState::GetOrCreateNodeLocked(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it != nodes_.end()) return it->second.get();
+  auto ni = std::make_unique<framework::NodeInfo>();
+  framework::NodeInfo* raw = ni.get();
+  nodes_.emplace(name, std::move(ni));
+  node_order_.push_back(name);
+  order_changed_ = true;
+  return raw;
+}
+
+void ClusterState::UpdateImagesLocked(const api::Node* old_node, const api::Node* new_node) {
+  auto apply = [&](const api::Node* n, int delta) {
+    if (n == nullptr) return;
+    for (const api::ContainerImage& img : n->images) {
+      for (api::Symbol name : img.names) {
+        framework::ImageStateSummary& s = images_[name];
+        s.size_bytes = img.size_bytes;
+        s.num_nodes += delta;
+        if (s.num_nodes <= 0) images_.erase(name);
+      }
+    }
+  };
+  apply(old_node, -1);
+  apply(new_node, +1);
+}
+
+void ClusterState::AddOrUpdateNode(std::shared_ptr<const api::Node> node) {
+  absl::MutexLock lock(&mu_);
+  const std::string name = node->meta.name;
+  framework::NodeInfo* ni = GetOrCreateNodeLocked(name);
+  UpdateImagesLocked(ni->node(), node.get());
+  ni->SetNode(std::move(node));
+  dirty_nodes_.insert(name);
+}
+
+void ClusterState::RemoveNode(std::string_view name) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(std::string(name));
+  if (it == nodes_.end()) return;
+  UpdateImagesLocked(it->second->node(), nullptr);
+  // Pods still on the node stay in the cache (as upstream): the node entry
+  // keeps them with no Node object until they are deleted. Without the Node
+  // it is not schedulable, so it leaves the snapshot.
+  if (!it->second->pods().empty()) {
+    it->second->SetNode(nullptr);
+  } else {
+    nodes_.erase(it);
+  }
+  node_order_.erase(std::remove(node_order_.begin(), node_order_.end(), std::string(name)),
+                    node_order_.end());
+  order_changed_ = true;
+  dirty_nodes_.insert(std::string(name));
+}
+
+void ClusterState::AddPodLocked(const framework::PodInfoPtr& info, const std::string& node) {
+  framework::NodeInfo* ni = nullptr;
+  auto it = nodes_.find(node);
+  if (it != nodes_.end()) {
+    ni = it->second.get();
+  } else {
+    // A pod bound to a node we have not seen yet: keep it on a placeholder
+    // entry so it counts once the Node arrives.
+    auto placeholder = std::make_unique<framework::NodeInfo>();
+    ni = placeholder.get();
+    nodes_.emplace(node, std::move(placeholder));
+  }
+  ni->AddPod(info);
+  dirty_nodes_.insert(node);
+}
+
+void ClusterState::RemovePodLocked(std::string_view uid) {
+  auto it = pods_.find(std::string(uid));
+  if (it == pods_.end()) return;
+  auto nit = nodes_.find(it->second.node);
+  if (nit != nodes_.end()) {
+    nit->second->RemovePod(uid);
+    dirty_nodes_.insert(it->second.node);
+    if (nit->second->node() == nullptr && nit->second->pods().empty()) nodes_.erase(nit);
+  }
+  pods_.erase(it);
+}
+
+void ClusterState::AddOrUpdateBoundPod(std::shared_ptr<const api::Pod> pod) {
+  absl::MutexLock lock(&mu_);
+  const std::string uid = pod->meta.uid;
+  const std::string node(pod->node_name.view());
+  int32_t prio = ResolvePriorityLocked(*pod);
+  framework::PodInfoPtr info = framework::PodInfo::Create(std::move(pod), prio);
+  RemovePodLocked(uid);  // assumed or older version
+  AddPodLocked(info, node);
+  pods_[uid] = PodState{info, node, false, false, 0};
+}
+
+void ClusterState::RemovePod(std::string_view uid) {
+  absl::MutexLock lock(&mu_);
+  RemovePodLocked(uid);
+}
+
+void ClusterState::SetNamespace(api::Symbol name, api::Labels labels) {
+  absl::MutexLock lock(&mu_);
+  namespaces_[name] = std::move(labels);
+  namespaces_changed_ = true;
+}
+
+void ClusterState::RemoveNamespace(api::Symbol name) {
+  absl::MutexLock lock(&mu_);
+  namespaces_.erase(name);
+  namespaces_changed_ = true;
+}
+
+void ClusterState::SetPriorityClass(api::Symbol name, PriorityClassInfo info) {
+  absl::MutexLock lock(&mu_);
+  priority_classes_[name] = info;
+}
+
+void ClusterState::RemovePriorityClass(api::Symbol name) {
+  absl::MutexLock lock(&mu_);
+  priority_classes_.erase(name);
+}
+
+int32_t ClusterState::ResolvePriorityLocked(const api::Pod& pod) const {
+  if (pod.priority) return *pod.priority;
+  if (!pod.priority_class_name.empty()) {
+    auto it = priority_classes_.find(pod.priority_class_name);
+    if (it != priority_classes_.end()) return it->second.value;
+    return 0;
+  }
+  for (const auto& [name, pc] : priority_classes_) {
+    if (pc.global_default) return pc.value;
+  }
+  return 0;
+}
+
+int32_t ClusterState::ResolvePriority(const api::Pod& pod) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return ResolvePriorityLocked(pod);
+}
+
+framework::PodInfoPtr ClusterState::MakePodInfo(std::shared_ptr<const api::Pod> pod) const {
+  int32_t prio = ResolvePriority(*pod);
+  return framework::PodInfo::Create(std::move(pod), prio);
+}
+
+absl::Status ClusterState::Assume(framework::PodInfoPtr pod, std::string_view node) {
+  absl::MutexLock lock(&mu_);
+  const std::string& uid = pod->uid();
+  if (pods_.contains(uid)) {
+    return absl::AlreadyExistsError(gantry::StrCat("pod ", pod->Key(), " (uid ", uid,
+                                                   ") is already in the cache, cannot assume it"));
+  }
+  std::string node_name(node);
+  if (!nodes_.contains(node_name)) {
+    return absl::NotFoundError(gantry::StrCat("node ", node, " is not in the cache"));
+  }
+  AddPodLocked(pod, node_name);
+  pods_[uid] = PodState{std::move(pod), node_name, true, false, 0};
+  return absl::OkStatus();
+}
+
+void ClusterState::FinishBinding(std::string_view uid) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(std::string(uid));
+  if (it == pods_.end() || !it->second.assumed) return;
+  it->second.binding_finished = true;
+  it->second.deadline_micros =
+      assumed_ttl_micros_ > 0 ? clock_.NowMicros() + assumed_ttl_micros_ : 0;
+}
+
+absl::Status ClusterState::Forget(std::string_view uid) {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(std::string(uid));
+  if (it == pods_.end()) return absl::NotFoundError(gantry::StrCat("pod uid ", uid, " not in the cache"));
+  if (!it->second.assumed) {
+    return absl::FailedPreconditionError(gantry::StrCat("pod uid ", uid, " is bound, not assumed"));
+  }
+  RemovePodLocked(uid);
+  return absl::OkStatus();
+}
+
+std::vector<std::string> ClusterState::CleanupExpiredAssumedPods() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> expired_uids, expired_keys;
+  const int64_t now = clock_.NowMicros();
+  for (const auto& [uid, st] : pods_) {
+    if (st.assumed && st.binding_finished && st.deadline_micros > 0 && now >= st.deadline_micros) {
+      expired_uids.push_back(uid);
+      expired_keys.push_back(st.info->Key());
+    }
+  }
+  for (const std::string& uid : expired_uids) RemovePodLocked(uid);
+  return expired_keys;
+}
+
+bool ClusterState::IsAssumed(std::string_view uid) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = pods_.find(std::string(uid));
+  return it != pods_.end() && it->second.assumed;
+}
+
+std::optional<std::string> ClusterState::NodeOf(std::string_view uid) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = pods_.find(std::string(uid));
+  if (it == pods_.end()) return std::nullopt;
+  return it->second.node;
+}
+
+size_t ClusterState::NodeCount() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return node_order_.size();
+}
+
+size_t ClusterState::PodCount() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return pods_.size();
+}
+
+void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
+  absl::MutexLock lock(&mu_);
+  bool affinity_changed = order_changed_;
+  for (const std::string& name : dirty_nodes_) {
+    auto it = nodes_.find(name);
+    auto sit = snapshot->nodes_.find(name);
+    const bool had_affinity = sit != snapshot->nodes_.end() && !sit->second->pods_with_affinity().empty();
+    if (it == nodes_.end() || it->second->node() == nullptr) {
+      if (sit != snapshot->nodes_.end()) {
+        snapshot->nodes_.erase(sit);
+        affinity_changed = true;
+      }
+      continue;
+    }
+    const framework::NodeInfo& src = *it->second;
+    if (sit == snapshot->nodes_.end()) {
+      sit = snapshot->nodes_.emplace(name, std::make_unique<framework::NodeInfo>()).first;
+      affinity_changed = true;
+    }
+    if (sit->second->generation() != src.generation()) {
+      *sit->second = src;
+      // Refresh the cluster-wide spread of this node's images.
+      auto& states = sit->second->image_states();
+      states.clear();
+      for (const api::ContainerImage& img : src.node()->images) {
+        for (api::Symbol image : img.names) {
+          auto iit = images_.find(image);
+          if (iit != images_.end()) states[image] = iit->second;
+        }
+      }
+    }
+    if (had_affinity || !sit->second->pods_with_affinity().empty()) affinity_changed = true;
+  }
+  dirty_nodes_.clear();
+  if (namespaces_changed_) {
+    snapshot->namespaces_ = namespaces_;
+    namespaces_changed_ = false;
+  }
+  if (order_changed_) {
+    snapshot->RebuildLists(node_order_);
+    order_changed_ = false;
+  } else if (affinity_changed) {
+    snapshot->RebuildLists(node_order_);
+  }
+}
+
+}  // namespace gantry::state

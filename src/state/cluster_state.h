@@ -1,0 +1,126 @@
+// ClusterState: the scheduler's cache of the cluster, fed by an event source
+// (reflectors live, the snapshot loader offline); it never fetches.
+//
+// It holds every node as a NodeInfo with the pods bound or assumed on it,
+// namespaces (labels, for namespaceSelector), priority classes (to resolve
+// pod priority), and image spread. Pod lifecycle in the cache:
+//
+//   (not here) --Assume--> assumed --FinishBinding--> assumed, expiring
+//        |                   |  ^                        |
+//        |                 Forget                  AddPod (confirmed by the
+//        |                   v                      event source) or Expire
+//        +------AddPod----> bound <----------------------+
+//                            |
+//                        RemovePod
+//
+// The scheduling loop copies changed nodes into its Snapshot at the start of
+// each cycle (UpdateSnapshot); only NodeInfos whose generation moved are
+// copied (design rule 1). Thread-safe: one mutex guards everything.
+#ifndef GANTRY_SRC_STATE_CLUSTER_STATE_H_
+#define GANTRY_SRC_STATE_CLUSTER_STATE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "gantry/clock.h"
+#include "gantry/types.h"
+#include "src/api/node.h"
+#include "src/api/pod.h"
+#include "src/state/snapshot.h"
+
+namespace gantry::state {
+
+struct PriorityClassInfo {
+  int32_t value = 0;
+  bool global_default = false;
+  std::optional<api::PreemptionPolicy> preemption_policy;
+};
+
+class ClusterState {
+ public:
+  // `assumed_ttl_micros`: how long an assumed pod whose binding finished may
+  // wait for confirmation before it is expired (0 = never expire).
+  explicit ClusterState(const Clock& clock, int64_t assumed_ttl_micros = 30'000'000);
+
+  // ---- Fed by the event source -------------------------------------------
+  void AddOrUpdateNode(std::shared_ptr<const api::Node> node);
+  void RemoveNode(std::string_view name);
+  // A pod bound to a node (existing load). Confirms an assumed pod with the same UID.
+  void AddOrUpdateBoundPod(std::shared_ptr<const api::Pod> pod);
+  // Removes a pod by UID (deleted, terminal, or unbound again).
+  void RemovePod(std::string_view uid);
+  void SetNamespace(api::Symbol name, api::Labels labels);
+  void RemoveNamespace(api::Symbol name);
+  void SetPriorityClass(api::Symbol name, PriorityClassInfo info);
+  void RemovePriorityClass(api::Symbol name);
+
+  // ---- Used by the scheduler --------------------------------------------
+  // Resolves a pod's priority: spec.priority, else its PriorityClass, else
+  // the global default class, else 0.
+  int32_t ResolvePriority(const api::Pod& pod) const;
+  framework::PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod) const;
+
+  // Places `pod` on `node` in the cache before it is bound (design rule 2).
+  absl::Status Assume(framework::PodInfoPtr pod, std::string_view node);
+  // Marks the binding of an assumed pod as done; starts its expiry clock.
+  void FinishBinding(std::string_view uid);
+  // Undoes an assumption (binding failed).
+  absl::Status Forget(std::string_view uid);
+  // Removes assumed pods whose binding finished longer than the TTL ago.
+  // Returns their keys (for logging and metrics).
+  std::vector<std::string> CleanupExpiredAssumedPods();
+  bool IsAssumed(std::string_view uid) const;
+  // The node a pod (bound or assumed) is on, if any.
+  std::optional<std::string> NodeOf(std::string_view uid) const;
+
+  // Copies nodes changed since the last call into `snapshot`.
+  void UpdateSnapshot(Snapshot* snapshot);
+
+  size_t NodeCount() const;
+  size_t PodCount() const;
+
+ private:
+  struct PodState {
+    framework::PodInfoPtr info;
+    std::string node;
+    bool assumed = false;
+    bool binding_finished = false;
+    int64_t deadline_micros = 0;
+  };
+
+  void AddPodLocked(const framework::PodInfoPtr& info, const std::string& node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemovePodLocked(std::string_view uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int32_t ResolvePriorityLocked(const api::Pod& pod) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  framework::NodeInfo* GetOrCreateNodeLocked(const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateImagesLocked(const api::Node* old_node, const api::Node* new_node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Clock& clock_;
+  const int64_t assumed_ttl_micros_;
+  mutable absl::Mutex mu_;
+  // Nodes in insertion order (stable iteration order for determinism).
+  std::vector<std::string> node_order_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::unique_ptr<framework::NodeInfo>> nodes_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> dirty_nodes_ ABSL_GUARDED_BY(mu_);
+  bool order_changed_ ABSL_GUARDED_BY(mu_) = true;
+  absl::flat_hash_map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<api::Symbol, api::Labels> namespaces_ ABSL_GUARDED_BY(mu_);
+  bool namespaces_changed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_map<api::Symbol, PriorityClassInfo> priority_classes_ ABSL_GUARDED_BY(mu_);
+  // image name -> (size, number of nodes with it)
+  absl::flat_hash_map<api::Symbol, framework::ImageStateSummary> images_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace gantry::state
+
+#endif  // GANTRY_SRC_STATE_CLUSTER_STATE_H_
