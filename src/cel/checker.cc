@@ -66,7 +66,7 @@ bool IsTypeName(std::string_view n, Type* t) {
   static const std::pair<std::string_view, TypeKind> kNames[] = {
       {"int", TypeKind::kInt},       {"uint", TypeKind::kUint},     {"double", TypeKind::kDouble},
       {"bool", TypeKind::kBool},     {"string", TypeKind::kString}, {"bytes", TypeKind::kBytes},
-      {"null_type", TypeKind::kNull}, {"dyn", TypeKind::kDyn}};
+      {"null_type", TypeKind::kNull}};
   for (const auto& [name, kind] : kNames) {
     if (n == name) {
       *t = Type::TypeOf(Type::Of(kind));

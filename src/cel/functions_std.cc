@@ -485,6 +485,8 @@ void RegisterStandardLibrary(FunctionRegistry& r) {
   r.Add("@in", "(A, map(A, B)) -> bool", FnIn);
   r.Add("_[_]", "(list(A), int) -> A", FnIndexFallback);
   r.Add("_[_]", "(map(K, V), K) -> V", nullptr);
+  r.Add("_[_]", "(optional(list(A)), int) -> optional(A)", nullptr);
+  r.Add("_[_]", "(optional(map(K, V)), K) -> optional(V)", nullptr);
   r.Add("_[?_]", "(list(A), int) -> optional(A)", FnIndexFallback);
   r.Add("_[?_]", "(map(K, V), K) -> optional(V)", nullptr);
   r.Add("_[?_]", "(optional(list(A)), int) -> optional(A)", nullptr);

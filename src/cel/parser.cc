@@ -16,10 +16,10 @@ namespace gantry::cel {
 namespace {
 
 enum class Tok : uint8_t {
-  kEof, kIdent, kInt, kUint, kDouble, kString, kBytes,
+  kEof, kIdent, kQuotedIdent, kInt, kUint, kDouble, kString, kBytes,
   kTrue, kFalse, kNull, kIn,
   kLParen, kRParen, kLBracket, kRBracket, kLBrace, kRBrace,
-  kDot, kComma, kColon, kQuestion, kQuestionDot, kLBracketQuestion,
+  kDot, kComma, kColon, kQuestion, kQuestionDot,
   kOrOr, kAndAnd, kNot, kEq, kNe, kLt, kLe, kGt, kGe,
   kPlus, kMinus, kStar, kSlash, kPercent,
   kError,
@@ -114,14 +114,15 @@ class Lexer {
     switch (c) {
       case '(': t.kind = Tok::kLParen; break;
       case ')': t.kind = Tok::kRParen; break;
-      case '[': t.kind = two('?', Tok::kLBracketQuestion, Tok::kLBracket); break;
+      case '[': t.kind = Tok::kLBracket; break;
       case ']': t.kind = Tok::kRBracket; break;
       case '{': t.kind = Tok::kLBrace; break;
       case '}': t.kind = Tok::kRBrace; break;
-      case '.': t.kind = Tok::kDot; break;
+      case '.': t.kind = two('?', Tok::kQuestionDot, Tok::kDot); break;
       case ',': t.kind = Tok::kComma; break;
       case ':': t.kind = Tok::kColon; break;
-      case '?': t.kind = two('.', Tok::kQuestionDot, Tok::kQuestion); break;
+      case '?': t.kind = Tok::kQuestion; break;
+      case '`': return LexQuotedIdent(t.offset);
       case '+': t.kind = Tok::kPlus; break;
       case '-': t.kind = Tok::kMinus; break;
       case '*': t.kind = Tok::kStar; break;
@@ -165,6 +166,21 @@ class Lexer {
         break;
       }
     }
+  }
+
+  // `name` in a selection: any characters but backtick and newline.
+  Token LexQuotedIdent(int offset) {
+    size_t start = pos_;
+    while (pos_ < src_.size() && src_[pos_] != '`' && src_[pos_] != '\n') ++pos_;
+    if (pos_ >= src_.size() || src_[pos_] != '`' || pos_ == start) {
+      return Error(offset, "invalid quoted identifier");
+    }
+    Token t;
+    t.kind = Tok::kQuotedIdent;
+    t.offset = offset;
+    t.text = std::string(src_.substr(start, pos_ - start));
+    ++pos_;
+    return t;
   }
 
   Token Error(int offset, std::string msg) {
@@ -354,6 +370,7 @@ class Parser {
     switch (t.kind) {
       case Tok::kEof: return "<EOF>";
       case Tok::kIdent: case Tok::kInt: case Tok::kDouble: return t.text;
+      case Tok::kQuotedIdent: return "`" + t.text + "`";
       case Tok::kUint: return t.text + "u";
       case Tok::kString: return "'" + t.text + "'";
       case Tok::kBytes: return "b'" + t.text + "'";
@@ -372,7 +389,6 @@ class Parser {
       case Tok::kColon: return ":";
       case Tok::kQuestion: return "?";
       case Tok::kQuestionDot: return ".?";
-      case Tok::kLBracketQuestion: return "[?";
       case Tok::kOrOr: return "||";
       case Tok::kAndAnd: return "&&";
       case Tok::kNot: return "!";
@@ -583,13 +599,14 @@ class Parser {
         bool opt = tok_.kind == Tok::kQuestionDot;
         int off = tok_.offset;
         Advance();
-        if (tok_.kind != Tok::kIdent) {
+        if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kQuotedIdent) {
           Fail(tok_.offset, Mismatch("IDENTIFIER"));
           return e;
         }
+        bool quoted = tok_.kind == Tok::kQuotedIdent;
         std::string name = tok_.text;
         Advance();
-        if (!opt && tok_.kind == Tok::kLParen) {
+        if (!opt && !quoted && tok_.kind == Tok::kLParen) {
           Advance();
           std::vector<ExprPtr> args = ParseExprList(Tok::kRParen, ")");
           e = MemberCall(std::move(e), std::move(name), off, std::move(args));
@@ -600,10 +617,14 @@ class Parser {
         s->optional_select = opt;
         s->target = std::move(e);
         e = Finish(std::move(s));
-      } else if (tok_.kind == Tok::kLBracket || tok_.kind == Tok::kLBracketQuestion) {
-        bool opt = tok_.kind == Tok::kLBracketQuestion;
+      } else if (tok_.kind == Tok::kLBracket) {
         int off = tok_.offset;
         Advance();
+        bool opt = false;
+        if (tok_.kind == Tok::kQuestion) {
+          opt = true;
+          Advance();
+        }
         ExprPtr idx = ParseExpr();
         if (!failure) Expect(Tok::kRBracket, "]");
         std::vector<ExprPtr> args;

@@ -138,7 +138,7 @@ class Planner {
         {"int", TypeTag::kInt},         {"uint", TypeTag::kUint},     {"double", TypeTag::kDouble},
         {"bool", TypeTag::kBool},       {"string", TypeTag::kString}, {"bytes", TypeTag::kBytes},
         {"null_type", TypeTag::kNull},  {"list", TypeTag::kList},     {"map", TypeTag::kMap},
-        {"type", TypeTag::kType},       {"dyn", TypeTag::kDyn},       {"optional_type", TypeTag::kOptional}};
+        {"type", TypeTag::kType},       {"optional_type", TypeTag::kOptional}};
     for (const auto& [name, tag] : kTypes) {
       if (e->name == name) {
         n->op = Op::kConst;
@@ -280,6 +280,10 @@ Value Evaluator::EvalSelect(const Node* n) {
         return Value::Error(StrCat("no such field: ", f));
       }
       case Kind::kError: return t;
+      case Kind::kOptional:
+        if (!t.has_value()) return Value::Bool(false);
+        if (t.optional_value().kind() == Kind::kMap) return Value::Bool(MapContains(t.optional_value(), n->constant));
+        return TypeError("has");
       default: return TypeError("has");
     }
   }

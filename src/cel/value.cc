@@ -227,14 +227,15 @@ int CompareNumbers(const Value& a, const Value& b, bool* unordered) {
     if (b.int_value() < 0) return 1;
     return cmp(a.uint_value(), static_cast<uint64_t>(b.int_value()));
   }
-  auto as_ld = [](const Value& v) -> long double {
+  // Like cel-go, integers are converted to double for mixed comparisons.
+  auto as_d = [](const Value& v) -> double {
     switch (v.kind()) {
-      case Kind::kInt: return static_cast<long double>(v.int_value());
-      case Kind::kUint: return static_cast<long double>(v.uint_value());
-      default: return static_cast<long double>(v.double_value());
+      case Kind::kInt: return static_cast<double>(v.int_value());
+      case Kind::kUint: return static_cast<double>(v.uint_value());
+      default: return v.double_value();
     }
   };
-  long double x = as_ld(a), y = as_ld(b);
+  double x = as_d(a), y = as_d(b);
   if (std::isnan(x) || std::isnan(y)) {
     *unordered = true;
     return 0;
