@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "src/api/decode.h"
+#include "src/api/dra.h"
 #include "src/api/node.h"
 #include "src/api/pod.h"
+#include "src/api/policy.h"
+#include "src/api/workload.h"
 
 namespace gantry::api {
 
@@ -19,6 +22,18 @@ enum class Kind : uint8_t {
   kUnknown,
   kPod,
   kNode,
+  kNamespace,
+  kPriorityClass,
+  kPodDisruptionBudget,
+  kDeviceClass,
+  kResourceSlice,
+  kResourceClaim,
+  kResourceClaimTemplate,
+  kDeviceTaintRule,
+  kWorkload,
+  kPodGroup,
+  kCompositePodGroup,
+  kCoschedulingPodGroup,
 };
 
 // Maps apiVersion + kind to a Kind (kUnknown for kinds Gantry does not use).
@@ -29,8 +44,22 @@ std::string_view KindName(Kind kind);
 struct ObjectSet {
   std::vector<Pod> pods;
   std::vector<Node> nodes;
+  std::vector<Namespace> namespaces;
+  std::vector<PriorityClass> priority_classes;
+  std::vector<PodDisruptionBudget> pdbs;
+  std::vector<DeviceClass> device_classes;
+  std::vector<ResourceSlice> resource_slices;
+  std::vector<ResourceClaim> resource_claims;
+  std::vector<ResourceClaimTemplate> resource_claim_templates;
+  std::vector<DeviceTaintRule> device_taint_rules;
+  std::vector<Workload> workloads;
+  std::vector<PodGroup> pod_groups;
+  std::vector<CompositePodGroup> composite_pod_groups;
+  std::vector<CoschedulingPodGroup> coscheduling_pod_groups;
 
-  size_t TotalObjects() const { return pods.size() + nodes.size(); }
+  size_t TotalObjects() const {
+    return pods.size() + nodes.size() + namespaces.size() + priority_classes.size() + pdbs.size() + device_classes.size() + resource_slices.size() + resource_claims.size() + resource_claim_templates.size() + device_taint_rules.size() + workloads.size() + pod_groups.size() + composite_pod_groups.size() + coscheduling_pod_groups.size();
+  }
 };
 
 // Decodes `root` as `kind` and appends it to `out`. On error the decoder

@@ -1,0 +1,496 @@
+#include "src/framework/framework.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+
+#include "gantry/util/strings.h"
+#include "simdjson.h"
+
+namespace gantry::framework {
+namespace {
+
+constexpr ExtensionPoint kAllPoints[] = {
+    ExtensionPoint::kPreEnqueue, ExtensionPoint::kQueueSort,  ExtensionPoint::kPreFilter,
+    ExtensionPoint::kFilter,     ExtensionPoint::kPostFilter, ExtensionPoint::kPreScore,
+    ExtensionPoint::kScore,      ExtensionPoint::kReserve,    ExtensionPoint::kPermit,
+    ExtensionPoint::kPreBind,    ExtensionPoint::kBind,       ExtensionPoint::kPostBind,
+    ExtensionPoint::kPlacementGenerate, ExtensionPoint::kPlacementScore,
+};
+
+bool Implements(Plugin* p, ExtensionPoint point) {
+  switch (point) {
+    case ExtensionPoint::kPreEnqueue: return dynamic_cast<PreEnqueuePlugin*>(p) != nullptr;
+    case ExtensionPoint::kQueueSort: return dynamic_cast<QueueSortPlugin*>(p) != nullptr;
+    case ExtensionPoint::kPreFilter: return dynamic_cast<PreFilterPlugin*>(p) != nullptr;
+    case ExtensionPoint::kFilter: return dynamic_cast<FilterPlugin*>(p) != nullptr;
+    case ExtensionPoint::kPostFilter: return dynamic_cast<PostFilterPlugin*>(p) != nullptr;
+    case ExtensionPoint::kPreScore: return dynamic_cast<PreScorePlugin*>(p) != nullptr;
+    case ExtensionPoint::kScore: return dynamic_cast<ScorePlugin*>(p) != nullptr;
+    case ExtensionPoint::kReserve: return dynamic_cast<ReservePlugin*>(p) != nullptr;
+    case ExtensionPoint::kPermit: return dynamic_cast<PermitPlugin*>(p) != nullptr;
+    case ExtensionPoint::kPreBind: return dynamic_cast<PreBindPlugin*>(p) != nullptr;
+    case ExtensionPoint::kBind: return dynamic_cast<BindPlugin*>(p) != nullptr;
+    case ExtensionPoint::kPostBind: return dynamic_cast<PostBindPlugin*>(p) != nullptr;
+    case ExtensionPoint::kPlacementGenerate:
+      return dynamic_cast<PlacementGeneratePlugin*>(p) != nullptr;
+    case ExtensionPoint::kPlacementScore: return dynamic_cast<PlacementScorePlugin*>(p) != nullptr;
+  }
+  return false;
+}
+
+bool Contains(const std::vector<std::string>& v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+std::string_view ExtensionPointName(ExtensionPoint p) {
+  switch (p) {
+    case ExtensionPoint::kPreEnqueue: return "preEnqueue";
+    case ExtensionPoint::kQueueSort: return "queueSort";
+    case ExtensionPoint::kPreFilter: return "preFilter";
+    case ExtensionPoint::kFilter: return "filter";
+    case ExtensionPoint::kPostFilter: return "postFilter";
+    case ExtensionPoint::kPreScore: return "preScore";
+    case ExtensionPoint::kScore: return "score";
+    case ExtensionPoint::kReserve: return "reserve";
+    case ExtensionPoint::kPermit: return "permit";
+    case ExtensionPoint::kPreBind: return "preBind";
+    case ExtensionPoint::kBind: return "bind";
+    case ExtensionPoint::kPostBind: return "postBind";
+    case ExtensionPoint::kPlacementGenerate: return "placementGenerate";
+    case ExtensionPoint::kPlacementScore: return "placementScore";
+  }
+  return "";
+}
+
+std::optional<ExtensionPoint> ParseExtensionPoint(std::string_view s) {
+  for (ExtensionPoint p : kAllPoints) {
+    if (ExtensionPointName(p) == s) return p;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const ProfileSpec& spec,
+                                                             const Registry& registry,
+                                                             ClusterWriter& writer,
+                                                             const Clock& clock,
+                                                             Parallelizer& parallelizer) {
+  std::unique_ptr<Framework> fw(new Framework(writer, clock, parallelizer));
+  fw->scheduler_name_ = spec.scheduler_name;
+  fw->pct_nodes_to_score_ = spec.percentage_of_nodes_to_score;
+  fw->snapshot_ = &fw->empty_snapshot_;
+
+  // Instantiate each named plugin once, in first-mention order.
+  std::vector<std::string> names;
+  auto mention = [&](const PluginSetSpec& set) {
+    for (const PluginRef& ref : set.enabled) {
+      if (!Contains(names, ref.name)) names.push_back(ref.name);
+    }
+  };
+  mention(spec.multi_point);
+  for (ExtensionPoint p : kAllPoints) {
+    auto it = spec.points.find(p);
+    if (it != spec.points.end()) mention(it->second);
+  }
+  absl::flat_hash_map<std::string, Plugin*> by_name;
+  for (const std::string& name : names) {
+    const PluginRegistration* reg = registry.Find(name);
+    if (reg == nullptr) {
+      return absl::NotFoundError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"", name,
+                                                "\" does not exist"));
+    }
+    simdjson::dom::parser parser;
+    api::JsonValue args;
+    auto args_it = spec.plugin_args.find(name);
+    std::string args_text = args_it == spec.plugin_args.end() ? "null" : args_it->second;
+    if (parser.parse(args_text).get(args) != simdjson::SUCCESS) {
+      return absl::InvalidArgumentError(
+          gantry::StrCat("profile ", spec.scheduler_name, ": plugin ", name, ": args are not valid JSON"));
+    }
+    api::Decoder d(reg->args_kind.empty() ? name + "Args" : reg->args_kind);
+    absl::StatusOr<std::unique_ptr<Plugin>> plugin = reg->factory(d, args, *fw);
+    if (!d.ok()) return d.Finish(args);
+    if (!plugin.ok()) {
+      return absl::Status(plugin.status().code(),
+                          gantry::StrCat("profile ", spec.scheduler_name, ": plugin ", name, ": ",
+                                         AsStd(plugin.status().message())));
+    }
+    by_name[name] = plugin->get();
+    fw->owned_.push_back(*std::move(plugin));
+  }
+
+  // Expand per extension point.
+  for (ExtensionPoint point : kAllPoints) {
+    std::vector<PluginRef> list;
+    const PluginSetSpec* specific = nullptr;
+    if (auto it = spec.points.find(point); it != spec.points.end()) specific = &it->second;
+    if (specific != nullptr) {
+      for (const PluginRef& ref : specific->enabled) {
+        if (!Implements(by_name[ref.name], point)) {
+          return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"",
+                                                           ref.name, "\" does not extend ",
+                                                           ExtensionPointName(point), " plugin"));
+        }
+        bool dup = false;
+        for (const PluginRef& r : list) dup |= r.name == ref.name;
+        if (dup) {
+          return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"",
+                                                           ref.name, "\" already registered as \"",
+                                                           ExtensionPointName(point), "\""));
+        }
+        list.push_back(ref);
+      }
+    }
+    for (const PluginRef& ref : spec.multi_point.enabled) {
+      if (Contains(spec.multi_point.disabled, ref.name)) continue;
+      if (specific != nullptr &&
+          (Contains(specific->disabled, "*") || Contains(specific->disabled, ref.name))) {
+        continue;
+      }
+      bool dup = false;
+      for (const PluginRef& r : list) dup |= r.name == ref.name;
+      if (dup || !Implements(by_name[ref.name], point)) continue;
+      list.push_back(ref);
+    }
+    for (const PluginRef& ref : list) {
+      Plugin* p = by_name[ref.name];
+      switch (point) {
+        case ExtensionPoint::kPreEnqueue: fw->pre_enqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p)); break;
+        case ExtensionPoint::kQueueSort:
+          if (fw->queue_sort_ != nullptr) {
+            return absl::InvalidArgumentError(gantry::StrCat(
+                "profile ", spec.scheduler_name, ": only one queueSort plugin may be enabled, found ",
+                fw->queue_sort_->Name(), " and ", ref.name));
+          }
+          fw->queue_sort_ = dynamic_cast<QueueSortPlugin*>(p);
+          break;
+        case ExtensionPoint::kPreFilter: fw->pre_filter_.push_back(dynamic_cast<PreFilterPlugin*>(p)); break;
+        case ExtensionPoint::kFilter: fw->filter_.push_back(dynamic_cast<FilterPlugin*>(p)); break;
+        case ExtensionPoint::kPostFilter: fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(p)); break;
+        case ExtensionPoint::kPreScore: fw->pre_score_.push_back(dynamic_cast<PreScorePlugin*>(p)); break;
+        case ExtensionPoint::kScore:
+          if (ref.weight < 0) {
+            return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": score plugin ",
+                                                             ref.name, " has a negative weight"));
+          }
+          fw->score_.push_back({dynamic_cast<ScorePlugin*>(p), ref.weight == 0 ? 1 : ref.weight});
+          break;
+        case ExtensionPoint::kReserve: fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(p)); break;
+        case ExtensionPoint::kPermit: fw->permit_.push_back(dynamic_cast<PermitPlugin*>(p)); break;
+        case ExtensionPoint::kPreBind: fw->pre_bind_.push_back(dynamic_cast<PreBindPlugin*>(p)); break;
+        case ExtensionPoint::kBind: fw->bind_.push_back(dynamic_cast<BindPlugin*>(p)); break;
+        case ExtensionPoint::kPostBind: fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(p)); break;
+        case ExtensionPoint::kPlacementGenerate:
+          fw->placement_generate_.push_back(dynamic_cast<PlacementGeneratePlugin*>(p));
+          break;
+        case ExtensionPoint::kPlacementScore:
+          fw->placement_score_.push_back(dynamic_cast<PlacementScorePlugin*>(p));
+          break;
+      }
+    }
+  }
+  if (fw->queue_sort_ == nullptr) {
+    return absl::InvalidArgumentError(
+        gantry::StrCat("profile ", spec.scheduler_name, ": no queueSort plugin is enabled"));
+  }
+  if (fw->bind_.empty()) {
+    return absl::InvalidArgumentError(
+        gantry::StrCat("profile ", spec.scheduler_name, ": at least one bind plugin is needed"));
+  }
+  return fw;
+}
+
+Plugin* Framework::FindPlugin(std::string_view name) const {
+  for (const auto& p : owned_) {
+    if (p->Name() == name) return p.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Framework::PluginNames(ExtensionPoint point) const {
+  std::vector<std::string> out;
+  auto add = [&](Plugin* p) { out.emplace_back(p->Name()); };
+  switch (point) {
+    case ExtensionPoint::kPreEnqueue: for (auto* p : pre_enqueue_) add(p); break;
+    case ExtensionPoint::kQueueSort: if (queue_sort_) add(queue_sort_); break;
+    case ExtensionPoint::kPreFilter: for (auto* p : pre_filter_) add(p); break;
+    case ExtensionPoint::kFilter: for (auto* p : filter_) add(p); break;
+    case ExtensionPoint::kPostFilter: for (auto* p : post_filter_) add(p); break;
+    case ExtensionPoint::kPreScore: for (auto* p : pre_score_) add(p); break;
+    case ExtensionPoint::kScore: for (auto& w : score_) add(w.plugin); break;
+    case ExtensionPoint::kReserve: for (auto* p : reserve_) add(p); break;
+    case ExtensionPoint::kPermit: for (auto* p : permit_) add(p); break;
+    case ExtensionPoint::kPreBind: for (auto* p : pre_bind_) add(p); break;
+    case ExtensionPoint::kBind: for (auto* p : bind_) add(p); break;
+    case ExtensionPoint::kPostBind: for (auto* p : post_bind_) add(p); break;
+    case ExtensionPoint::kPlacementGenerate: for (auto* p : placement_generate_) add(p); break;
+    case ExtensionPoint::kPlacementScore: for (auto* p : placement_score_) add(p); break;
+  }
+  return out;
+}
+
+absl::flat_hash_map<std::string, std::vector<ClusterEventWithHint>> Framework::EventsToRegister()
+    const {
+  absl::flat_hash_map<std::string, std::vector<ClusterEventWithHint>> out;
+  for (const auto& p : owned_) {
+    if (auto* ext = dynamic_cast<EnqueueExtensions*>(p.get())) {
+      out[std::string(p->Name())] = ext->EventsToRegister();
+    }
+  }
+  return out;
+}
+
+Status Framework::RunPreEnqueuePlugins(const PodInfo& pod) const {
+  for (PreEnqueuePlugin* p : pre_enqueue_) {
+    Status st = p->PreEnqueue(pod);
+    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+  }
+  return Status();
+}
+
+Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
+                                      PreFilterResult* result) {
+  const std::vector<NodeInfo*>& nodes = snapshot_->NodeInfos();
+  std::optional<absl::flat_hash_set<std::string>> narrowed;
+  std::vector<std::string> narrowing_plugins;
+  for (PreFilterPlugin* p : pre_filter_) {
+    PreFilterResult r;
+    Status st = p->PreFilter(state, pod, nodes, &r);
+    if (st.IsSkip()) {
+      state.skip_filter_plugins()[std::string(p->Name())] = true;
+      continue;
+    }
+    if (!st.IsSuccess()) {
+      st.WithPlugin(p->Name());
+      if (st.IsRejected()) return st;
+      return Status(Code::kError, gantry::StrCat("running PreFilter plugin \"", p->Name(), "\": ", st.Message()))
+          .WithPlugin(p->Name());
+    }
+    if (r.node_names) {
+      narrowing_plugins.emplace_back(p->Name());
+      if (!narrowed) {
+        narrowed = std::move(r.node_names);
+      } else {
+        absl::flat_hash_set<std::string> both;
+        for (const std::string& n : *narrowed) {
+          if (r.node_names->contains(n)) both.insert(n);
+        }
+        narrowed = std::move(both);
+      }
+      if (narrowed->empty()) {
+        std::string plugins;
+        for (size_t i = 0; i < narrowing_plugins.size(); ++i) {
+          plugins += (i ? " " : "") + narrowing_plugins[i];
+        }
+        return Status(Code::kUnschedulableAndUnresolvable,
+                      narrowing_plugins.size() > 1
+                          ? gantry::StrCat("node(s) didn't satisfy plugin(s) [", plugins, "] simultaneously")
+                          : gantry::StrCat("node(s) didn't satisfy plugin(s) [", plugins, "]"))
+            .WithPlugin(narrowing_plugins.back());
+      }
+    }
+  }
+  result->node_names = std::move(narrowed);
+  return Status();
+}
+
+Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& node) {
+  for (FilterPlugin* p : filter_) {
+    if (state.SkipFilter(p->Name())) continue;
+    Status st = p->Filter(state, pod, node);
+    if (!st.IsSuccess()) {
+      if (!st.IsRejected()) {
+        return Status(Code::kError, gantry::StrCat("running \"", p->Name(), "\" filter plugin: ", st.Message()))
+            .WithPlugin(p->Name());
+      }
+      return st.WithPlugin(p->Name());
+    }
+  }
+  return Status();
+}
+
+Status Framework::RunPreFilterAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
+                                     const NodeInfo& node) {
+  for (PreFilterPlugin* p : pre_filter_) {
+    if (state.SkipFilter(p->Name())) continue;
+    PreFilterExtensions* ext = p->Extensions();
+    if (ext == nullptr) continue;
+    Status st = ext->AddPod(state, pod, to_add, node);
+    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+  }
+  return Status();
+}
+
+Status Framework::RunPreFilterRemovePod(CycleState& state, const PodInfo& pod,
+                                        const PodInfo& to_remove, const NodeInfo& node) {
+  for (PreFilterPlugin* p : pre_filter_) {
+    if (state.SkipFilter(p->Name())) continue;
+    PreFilterExtensions* ext = p->Extensions();
+    if (ext == nullptr) continue;
+    Status st = ext->RemovePod(state, pod, to_remove, node);
+    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+  }
+  return Status();
+}
+
+PostFilterResult Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                                 const NodeToStatus& filtered) {
+  PostFilterResult last;
+  last.status = Status(Code::kUnschedulable);
+  std::string messages;
+  for (PostFilterPlugin* p : post_filter_) {
+    PostFilterResult r = p->PostFilter(state, pod, filtered);
+    if (!r.message.empty()) {
+      if (!messages.empty()) messages += " ";
+      messages += r.message;
+    }
+    if (r.status.IsSuccess()) {
+      r.message = messages;
+      return r;
+    }
+    if (r.status.IsError()) {
+      r.status.WithPlugin(p->Name());
+      r.message = messages;
+      return r;
+    }
+    last = std::move(r);
+  }
+  last.message = messages;
+  return last;
+}
+
+Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                                     const std::vector<const NodeInfo*>& nodes) {
+  for (PreScorePlugin* p : pre_score_) {
+    Status st = p->PreScore(state, pod, nodes);
+    if (st.IsSkip()) {
+      state.skip_score_plugins()[std::string(p->Name())] = true;
+      continue;
+    }
+    if (!st.IsSuccess()) {
+      return Status(Code::kError, gantry::StrCat("running PreScore plugin \"", p->Name(), "\": ", st.Message()))
+          .WithPlugin(p->Name());
+    }
+  }
+  return Status();
+}
+
+Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                  const std::vector<const NodeInfo*>& nodes,
+                                  std::vector<int64_t>* totals) {
+  totals->assign(nodes.size(), 0);
+  std::vector<WeightedScorePlugin> active;
+  for (const WeightedScorePlugin& w : score_) {
+    if (!state.SkipScore(w.plugin->Name())) active.push_back(w);
+  }
+  if (active.empty() || nodes.empty()) return Status();
+  const size_t n = nodes.size();
+  std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(n));
+  std::mutex err_mu;
+  Status first_error;
+  std::atomic<bool> failed{false};
+  parallelizer_.Until(static_cast<int>(n), [&](int i) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    for (size_t k = 0; k < active.size(); ++k) {
+      int64_t s = 0;
+      Status st = active[k].plugin->Score(state, pod, *nodes[i], &s);
+      if (!st.IsSuccess()) {
+        std::lock_guard<std::mutex> lock(err_mu);
+        if (!failed.exchange(true)) {
+          first_error = Status(Code::kError, gantry::StrCat("running Score plugin \"", active[k].plugin->Name(),
+                                                            "\": ", st.Message()))
+                            .WithPlugin(active[k].plugin->Name());
+        }
+        return;
+      }
+      scores[k][static_cast<size_t>(i)] = NodeScore{nodes[i]->name(), s};
+    }
+  });
+  if (failed.load()) return first_error;
+  for (size_t k = 0; k < active.size(); ++k) {
+    ScorePlugin* p = active[k].plugin;
+    if (p->HasNormalizeScore()) {
+      Status st = p->NormalizeScore(state, pod, scores[k]);
+      if (!st.IsSuccess()) {
+        return Status(Code::kError, gantry::StrCat("running Normalize on Score plugin \"", p->Name(),
+                                                   "\": ", st.Message()))
+            .WithPlugin(p->Name());
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      int64_t s = scores[k][i].score;
+      if (s < kMinNodeScore || s > kMaxNodeScore) {
+        return Status(Code::kError, gantry::StrCat("plugin \"", p->Name(), "\" returns an invalid score ", s,
+                                                   ", it should in the range of [", kMinNodeScore, ", ",
+                                                   kMaxNodeScore, "] after normalizing"))
+            .WithPlugin(p->Name());
+      }
+      (*totals)[i] += s * active[k].weight;
+    }
+  }
+  return Status();
+}
+
+Status Framework::RunReservePlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  for (ReservePlugin* p : reserve_) {
+    Status st = p->Reserve(state, pod, node);
+    if (!st.IsSuccess()) {
+      if (st.IsRejected()) return st.WithPlugin(p->Name());
+      return Status(Code::kError, gantry::StrCat("running Reserve plugin \"", p->Name(), "\": ", st.Message()))
+          .WithPlugin(p->Name());
+    }
+  }
+  return Status();
+}
+
+void Framework::RunUnreservePlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+}
+
+Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  for (PermitPlugin* p : permit_) {
+    int64_t timeout = 0;
+    Status st = p->Permit(state, pod, node, &timeout);
+    if (st.IsSuccess()) continue;
+    if (st.IsWait()) {
+      // Gantry admits groups in one group cycle and holds nothing while a
+      // group waits (design §4), so a per-pod Permit barrier is not offered.
+      return Status(Code::kUnschedulable,
+                    gantry::StrCat("plugin \"", p->Name(),
+                                   "\" asked to wait in Permit; Gantry does not hold pods in Permit"))
+          .WithPlugin(p->Name());
+    }
+    if (st.IsRejected()) return st.WithPlugin(p->Name());
+    return Status(Code::kError, gantry::StrCat("running Permit plugin \"", p->Name(), "\": ", st.Message()))
+        .WithPlugin(p->Name());
+  }
+  return Status();
+}
+
+Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  for (PreBindPlugin* p : pre_bind_) {
+    Status st = p->PreBind(state, pod, node);
+    if (st.IsSkip()) continue;
+    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+  }
+  return Status();
+}
+
+Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  for (BindPlugin* p : bind_) {
+    Status st = p->Bind(state, pod, node);
+    if (st.IsSkip()) continue;
+    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+    return st;
+  }
+  return Status(Code::kError, "all bind plugins skipped the pod");
+}
+
+void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  for (PostBindPlugin* p : post_bind_) p->PostBind(state, pod, node);
+}
+
+}  // namespace gantry::framework

@@ -1,0 +1,170 @@
+// The runtime of one scheduling profile: its plugins sorted into typed lists
+// per extension point, and the runners that call them in upstream order.
+//
+// A Framework also serves as the FrameworkHandle its plugins see. The
+// scheduling loop points it at the cycle's snapshot (SetSnapshot) before
+// running any extension point.
+#ifndef GANTRY_SRC_FRAMEWORK_FRAMEWORK_H_
+#define GANTRY_SRC_FRAMEWORK_FRAMEWORK_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "gantry/handle.h"
+#include "gantry/plugin.h"
+#include "gantry/registry.h"
+#include "src/framework/parallelize.h"
+#include "src/state/snapshot.h"
+
+namespace gantry::framework {
+
+enum class ExtensionPoint : uint8_t {
+  kPreEnqueue,
+  kQueueSort,
+  kPreFilter,
+  kFilter,
+  kPostFilter,
+  kPreScore,
+  kScore,
+  kReserve,
+  kPermit,
+  kPreBind,
+  kBind,
+  kPostBind,
+  kPlacementGenerate,
+  kPlacementScore,
+};
+inline constexpr int kNumExtensionPoints = 14;
+std::string_view ExtensionPointName(ExtensionPoint p);
+// Parses the config spelling ("preFilter", "multiPoint" is not a point).
+std::optional<ExtensionPoint> ParseExtensionPoint(std::string_view s);
+
+struct PluginRef {
+  std::string name;
+  int32_t weight = 0;  // score only; 0 means 1
+};
+
+struct PluginSetSpec {
+  std::vector<PluginRef> enabled;
+  std::vector<std::string> disabled;  // "*" disables every multiPoint plugin here
+};
+
+// A profile as the configuration resolved it (defaults already merged into
+// multi_point). Per point, plugins named there come first, in their order;
+// then the multiPoint plugins that implement the point and are not disabled
+// there (upstream's expansion order).
+struct ProfileSpec {
+  std::string scheduler_name = "gantry-scheduler";
+  std::optional<int32_t> percentage_of_nodes_to_score;
+  PluginSetSpec multi_point;
+  absl::flat_hash_map<ExtensionPoint, PluginSetSpec> points;
+  // Plugin name -> args JSON text (absent: defaults).
+  absl::flat_hash_map<std::string, std::string> plugin_args;
+};
+
+struct WeightedScorePlugin {
+  ScorePlugin* plugin;
+  int64_t weight;
+};
+
+class Framework final : public FrameworkHandle {
+ public:
+  // Instantiates every plugin once and sorts it into the points it serves.
+  // Errors name the plugin and, for bad args, the field.
+  static absl::StatusOr<std::unique_ptr<Framework>> Create(const ProfileSpec& spec,
+                                                           const Registry& registry,
+                                                           ClusterWriter& writer,
+                                                           const Clock& clock,
+                                                           Parallelizer& parallelizer);
+
+  // ---- Extension point runners (upstream semantics) ----------------------
+  Status RunPreEnqueuePlugins(const PodInfo& pod) const;
+  // Narrowed node set in `result`; rejected pods get the plugin's status.
+  Status RunPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult* result);
+  // First failing filter wins (plugin recorded in the status).
+  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node);
+  Status RunPreFilterAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
+                            const NodeInfo& node);
+  Status RunPreFilterRemovePod(CycleState& state, const PodInfo& pod, const PodInfo& to_remove,
+                               const NodeInfo& node);
+  PostFilterResult RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                        const NodeToStatus& filtered);
+  Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                            const std::vector<const NodeInfo*>& nodes);
+  // Weighted, normalised totals per node (same order as `nodes`).
+  Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals);
+  Status RunReservePlugins(CycleState& state, const PodInfo& pod, std::string_view node);
+  void RunUnreservePlugins(CycleState& state, const PodInfo& pod, std::string_view node);
+  Status RunPermitPlugins(CycleState& state, const PodInfo& pod, std::string_view node);
+  Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node);
+  Status RunBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node);
+  void RunPostBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node);
+
+  bool HasFilterPlugins() const { return !filter_.empty(); }
+  bool HasScorePlugins() const { return !score_.empty(); }
+  bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
+  QueueSortPlugin* queue_sort() const { return queue_sort_; }
+  const std::vector<PreEnqueuePlugin*>& pre_enqueue_plugins() const { return pre_enqueue_; }
+  const std::vector<PlacementGeneratePlugin*>& placement_generate_plugins() const {
+    return placement_generate_;
+  }
+  const std::vector<PlacementScorePlugin*>& placement_score_plugins() const {
+    return placement_score_;
+  }
+  // Plugin name -> events it registered (for the queue).
+  absl::flat_hash_map<std::string, std::vector<ClusterEventWithHint>> EventsToRegister() const;
+  // Names of the enabled plugins per point (for --write-config-to, tests, docs).
+  std::vector<std::string> PluginNames(ExtensionPoint point) const;
+  std::optional<int32_t> percentage_of_nodes_to_score() const { return pct_nodes_to_score_; }
+  Plugin* FindPlugin(std::string_view name) const;
+
+  // ---- FrameworkHandle ---------------------------------------------------
+  void SetSnapshot(const state::Snapshot* snapshot) { snapshot_ = snapshot; }
+  const SnapshotLister& Snapshot() const override { return *snapshot_; }
+  ClusterWriter& Writer() override { return writer_; }
+  const Clock& clock() const override { return clock_; }
+  Parallelizer& parallelizer() override { return parallelizer_; }
+  const api::Labels* NamespaceLabels(api::Symbol ns) const override {
+    return snapshot_ ? snapshot_->NamespaceLabels(ns) : nullptr;
+  }
+  std::string_view SchedulerName() const override { return scheduler_name_; }
+
+ private:
+  Framework(ClusterWriter& writer, const Clock& clock, Parallelizer& parallelizer)
+      : writer_(writer), clock_(clock), parallelizer_(parallelizer) {}
+
+  std::string scheduler_name_;
+  std::optional<int32_t> pct_nodes_to_score_;
+  ClusterWriter& writer_;
+  const Clock& clock_;
+  Parallelizer& parallelizer_;
+  const state::Snapshot* snapshot_ = nullptr;
+  state::Snapshot empty_snapshot_;
+
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  std::vector<PreEnqueuePlugin*> pre_enqueue_;
+  QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<PreFilterPlugin*> pre_filter_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<PostFilterPlugin*> post_filter_;
+  std::vector<PreScorePlugin*> pre_score_;
+  std::vector<WeightedScorePlugin> score_;
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<PreBindPlugin*> pre_bind_;
+  std::vector<BindPlugin*> bind_;
+  std::vector<PostBindPlugin*> post_bind_;
+  std::vector<PlacementGeneratePlugin*> placement_generate_;
+  std::vector<PlacementScorePlugin*> placement_score_;
+};
+
+}  // namespace gantry::framework
+
+#endif  // GANTRY_SRC_FRAMEWORK_FRAMEWORK_H_

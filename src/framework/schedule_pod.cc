@@ -1,0 +1,175 @@
+#include "src/framework/schedule_pod.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include "gantry/util/strings.h"
+
+namespace gantry::framework {
+namespace {
+
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+
+}  // namespace
+
+int NumFeasibleNodesToFind(int num_all_nodes, int32_t percentage) {
+  if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
+  int32_t pct = percentage;
+  if (pct >= 100) return num_all_nodes;
+  if (pct <= 0) {
+    pct = 50 - num_all_nodes / 125;
+    if (pct < kMinFeasibleNodesPercentageToFind) pct = kMinFeasibleNodesPercentageToFind;
+  }
+  int64_t n = static_cast<int64_t>(num_all_nodes) * pct / 100;
+  if (n < kMinFeasibleNodesToFind) return kMinFeasibleNodesToFind;
+  return static_cast<int>(n);
+}
+
+std::string FitError::Message() const {
+  std::string msg = gantry::StrCat("0/", num_all_nodes, " nodes are available:");
+  if (!diagnosis.pre_filter_msg.empty()) {
+    gantry::StrAppend(&msg, " ", diagnosis.pre_filter_msg, ".");
+  } else {
+    std::map<std::string, int> histogram;
+    for (const auto& [node, st] : diagnosis.node_to_status) {
+      for (const std::string& r : st.reasons()) histogram[r]++;
+    }
+    if (diagnosis.absent_nodes_status) {
+      int absent = num_all_nodes - static_cast<int>(diagnosis.node_to_status.size());
+      if (absent > 0) {
+        for (const std::string& r : diagnosis.absent_nodes_status->reasons()) histogram[r] += absent;
+      }
+    }
+    std::vector<std::string> parts;
+    for (const auto& [reason, count] : histogram) parts.push_back(gantry::StrCat(count, " ", reason));
+    std::sort(parts.begin(), parts.end());
+    std::string joined;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i) joined += ", ";
+      joined += parts[i];
+    }
+    gantry::StrAppend(&msg, " ", joined, ".");
+  }
+  if (!diagnosis.post_filter_msg.empty()) gantry::StrAppend(&msg, " ", diagnosis.post_filter_msg);
+  return msg;
+}
+
+Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& pod,
+                              const state::Snapshot& snapshot, ScheduleResult* result,
+                              FitError* fit_error) {
+  const std::vector<NodeInfo*>& all = snapshot.NodeInfos();
+  const int num_all = static_cast<int>(all.size());
+  fit_error->num_all_nodes = num_all;
+  if (num_all == 0) return Status(Code::kUnschedulableAndUnresolvable, "no nodes available to schedule pods");
+
+  // PreFilter.
+  PreFilterResult pre;
+  Status st = fw.RunPreFilterPlugins(state, pod, &pre);
+  if (!st.IsSuccess()) {
+    if (!st.IsRejected()) return st;
+    fit_error->diagnosis.pre_filter_msg = st.Message();
+    fit_error->diagnosis.absent_nodes_status = st;
+    fit_error->diagnosis.unschedulable_plugins.insert(std::string(st.plugin()));
+    return Status(st.code(), st.Message()).WithPlugin(st.plugin());
+  }
+
+  // The candidate list: all nodes, or those PreFilter kept (in snapshot order).
+  std::vector<NodeInfo*> narrowed;
+  const std::vector<NodeInfo*>* candidates = &all;
+  if (pre.node_names) {
+    for (NodeInfo* n : all) {
+      if (pre.node_names->contains(std::string(n->name()))) narrowed.push_back(n);
+    }
+    candidates = &narrowed;
+    fit_error->diagnosis.absent_nodes_status =
+        Status(Code::kUnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [PreFilter]");
+  }
+  const int n = static_cast<int>(candidates->size());
+  const int32_t pct = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
+  const int to_find = std::min(n, NumFeasibleNodesToFind(num_all, pct));
+
+  // Filter from a rotating start index, in waves evaluated in parallel: each
+  // wave covers as many nodes as are still needed, and feasible nodes are
+  // taken in candidate order. The outcome does not depend on thread timing
+  // (design rule 6), and at most one wave of extra nodes is evaluated.
+  const size_t start = n > 0 ? next_start_node_index_ % static_cast<size_t>(n) : 0;
+  std::vector<uint8_t>& verdict = verdict_scratch_;  // 1 = fits, 2 = rejected
+  std::vector<Status>& statuses = status_scratch_;
+  std::vector<const NodeInfo*> feasible;
+  feasible.reserve(static_cast<size_t>(to_find));
+  std::atomic<bool> had_error{false};
+  std::mutex error_mu;
+  Status first_error;
+  int evaluated = 0;
+  while (evaluated < n && static_cast<int>(feasible.size()) < to_find) {
+    const int wave = std::min(n - evaluated, to_find - static_cast<int>(feasible.size()));
+    const int base = evaluated;
+    verdict.assign(static_cast<size_t>(wave), 0);
+    if (statuses.size() < static_cast<size_t>(wave)) statuses.resize(static_cast<size_t>(wave));
+    fw.parallelizer().Until(wave, [&](int k) {
+      if (had_error.load(std::memory_order_relaxed)) return;
+      const size_t idx = (start + static_cast<size_t>(base + k)) % static_cast<size_t>(n);
+      Status fst = fw.RunFilterPlugins(state, pod, *(*candidates)[idx]);
+      if (fst.IsSuccess()) {
+        verdict[static_cast<size_t>(k)] = 1;
+      } else if (fst.IsError()) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!had_error.exchange(true)) first_error = std::move(fst);
+      } else {
+        verdict[static_cast<size_t>(k)] = 2;
+        statuses[static_cast<size_t>(k)] = std::move(fst);
+      }
+    });
+    if (had_error.load()) return first_error;
+    for (int k = 0; k < wave; ++k) {
+      const size_t pos = static_cast<size_t>(base + k);
+      const NodeInfo* node = (*candidates)[(start + pos) % static_cast<size_t>(n)];
+      if (verdict[static_cast<size_t>(k)] == 1) {
+        if (static_cast<int>(feasible.size()) < to_find) feasible.push_back(node);
+      } else {
+        Status& fst = statuses[static_cast<size_t>(k)];
+        fit_error->diagnosis.unschedulable_plugins.insert(std::string(fst.plugin()));
+        fit_error->diagnosis.node_to_status.emplace(std::string(node->name()), std::move(fst));
+      }
+    }
+    evaluated += wave;
+  }
+  const int found = static_cast<int>(feasible.size());
+  next_start_node_index_ = (start + static_cast<size_t>(evaluated)) % static_cast<size_t>(std::max(n, 1));
+  result->evaluated_nodes = evaluated;
+  result->feasible_nodes = found;
+  if (found == 0) {
+    return Status(Code::kUnschedulable, "no feasible nodes");
+  }
+  if (found == 1) {
+    result->suggested_host = std::string(feasible[0]->name());
+    return Status();
+  }
+
+  // Score.
+  st = fw.RunPreScorePlugins(state, pod, feasible);
+  if (!st.IsSuccess()) return st;
+  std::vector<int64_t> totals;
+  st = fw.RunScorePlugins(state, pod, feasible, &totals);
+  if (!st.IsSuccess()) return st;
+
+  // selectHost: the maximum total; ties broken uniformly by reservoir sampling.
+  size_t best = 0;
+  int ties = 1;
+  for (size_t i = 1; i < feasible.size(); ++i) {
+    if (totals[i] > totals[best]) {
+      best = i;
+      ties = 1;
+    } else if (totals[i] == totals[best]) {
+      ++ties;
+      if (std::uniform_int_distribution<int>(0, ties - 1)(rng_) == 0) best = i;
+    }
+  }
+  result->suggested_host = std::string(feasible[best]->name());
+  return Status();
+}
+
+}  // namespace gantry::framework
