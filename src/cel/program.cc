@@ -35,6 +35,19 @@ struct Node {
   std::vector<std::unique_ptr<Node>> kids;
   std::vector<bool> optional_elems;
   std::shared_ptr<const re2::RE2> re;
+  std::string storage;       // bytes of a string/bytes constant (kConst)
+
+  // Stores a constant; strings and bytes are kept in `storage` and borrowed
+  // so that evaluating the constant never touches a reference count.
+  void SetConst(Value v) {
+    op = Op::kConst;
+    if (v.kind() == Kind::kString || v.kind() == Kind::kBytes) {
+      storage = std::string(v.str());
+      constant = v.kind() == Kind::kString ? Value::StringView(storage) : Value::BytesView(storage);
+    } else {
+      constant = std::move(v);
+    }
+  }
 };
 
 Value CostLimitError() { return Value::Error("operation cancelled: actual cost limit exceeded"); }
@@ -58,8 +71,7 @@ class Planner {
     auto n = std::make_unique<Node>();
     switch (e->kind) {
       case ExprKind::kConst:
-        n->op = Op::kConst;
-        n->constant = ConstValue(e->constant);
+        n->SetConst(ConstValue(e->constant));
         return n;
       case ExprKind::kIdent:
         return PlanIdent(e);
@@ -657,6 +669,31 @@ Value Evaluator::Eval(const Node* n) {
   return Value::Error("invalid program");
 }
 
+// Deep copy that owns every string (folded constants must not borrow from
+// the child nodes they replace).
+Value Own(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kString: return Value::String(std::string(v.str()));
+    case Kind::kBytes: return Value::Bytes(std::string(v.str()));
+    case Kind::kSemver: return Value::Semver(std::string(v.str()));
+    case Kind::kOptional: return v.has_value() ? Value::OptionalOf(Own(v.optional_value())) : v;
+    case Kind::kList: {
+      std::vector<Value> out;
+      size_t n = ListSize(v);
+      for (size_t i = 0; i < n; ++i) out.push_back(Own(ListGet(v, i)));
+      return Value::List(std::move(out));
+    }
+    case Kind::kMap: {
+      auto data = std::make_shared<MapData>();
+      size_t n = MapSize(v);
+      for (size_t i = 0; i < n; ++i) data->entries.emplace_back(Own(MapKeyAt(v, i)), Own(MapValueAt(v, i)));
+      data->BuildIndex();
+      return Value::Map(std::move(data));
+    }
+    default: return v;
+  }
+}
+
 std::unique_ptr<Node> Planner::Fold(std::unique_ptr<Node> n) {
   for (const auto& k : n->kids) {
     if (k->op != Op::kConst) return n;
@@ -666,8 +703,7 @@ std::unique_ptr<Node> Planner::Fold(std::unique_ptr<Node> n) {
   Value v = ev.Eval(n.get());
   if (v.is_error()) return n;
   auto c = std::make_unique<Node>();
-  c->op = Op::kConst;
-  c->constant = std::move(v);
+  c->SetConst(Own(v));
   return c;
 }
 

@@ -1,0 +1,334 @@
+#include "src/scheduler/scheduler.h"
+
+#include <chrono>
+
+#include "gantry/util/strings.h"
+
+namespace gantry::scheduler {
+namespace {
+
+using framework::ClusterEvent;
+using framework::Code;
+using framework::EventResource;
+using framework::Status;
+
+constexpr size_t kEventNoteLimit = 1024;
+
+std::string TruncateNote(const std::string& s) {
+  if (s.size() <= kEventNoteLimit) return s;
+  return s.substr(0, kEventNoteLimit - 4) + " ...";
+}
+
+int64_t MonotonicMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool SameTaints(const std::vector<api::Taint>& a, const std::vector<api::Taint>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect) return false;
+  }
+  return true;
+}
+
+bool SameConditions(const std::vector<api::NodeCondition>& a, const std::vector<api::NodeCondition>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].type != b[i].type || a[i].status != b[i].status) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+uint32_t NodeUpdateActions(const api::Node& old_node, const api::Node& new_node) {
+  uint32_t actions = 0;
+  if (!(old_node.allocatable == new_node.allocatable)) actions |= framework::kUpdateNodeAllocatable;
+  if (old_node.meta.labels != new_node.meta.labels) actions |= framework::kUpdateNodeLabel;
+  if (!SameTaints(old_node.taints, new_node.taints) || old_node.unschedulable != new_node.unschedulable) {
+    actions |= framework::kUpdateNodeTaint;
+  }
+  if (!SameConditions(old_node.conditions, new_node.conditions)) actions |= framework::kUpdateNodeCondition;
+  if (old_node.meta.annotations != new_node.meta.annotations) actions |= framework::kUpdateNodeAnnotation;
+  return actions;
+}
+
+Scheduler::Scheduler(state::ClusterState& state, framework::ClusterWriter& writer, const Clock& clock,
+                     SchedulerOptions options)
+    : state_(state), writer_(writer), clock_(clock), options_(options) {
+  algorithm_ = std::make_unique<framework::PodScheduler>(options_.percentage_of_nodes_to_score,
+                                                         options_.seed);
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard<std::mutex> lock(bind_mu_);
+    stopping_ = true;
+  }
+  bind_cv_.notify_all();
+  for (std::thread& t : bind_threads_) t.join();
+  if (queue_) queue_->Close();
+}
+
+void Scheduler::AddProfile(std::unique_ptr<framework::Framework> fw) {
+  by_name_[std::string(fw->SchedulerName())] = fw.get();
+  profiles_.push_back(std::move(fw));
+}
+
+void Scheduler::Start(int64_t pod_initial_backoff_micros, int64_t pod_max_backoff_micros) {
+  queue::QueueOptions qo;
+  qo.pod_initial_backoff_micros = pod_initial_backoff_micros;
+  qo.pod_max_backoff_micros = pod_max_backoff_micros;
+  if (!profiles_.empty()) qo.less = queue::LessFromPlugin(profiles_.front()->queue_sort());
+  for (const auto& fw : profiles_) {
+    queue::ProfileQueueConfig pc;
+    pc.pre_enqueue = fw->pre_enqueue_plugins();
+    pc.events = fw->EventsToRegister();
+    qo.profiles[std::string(fw->SchedulerName())] = std::move(pc);
+  }
+  queue_ = std::make_unique<queue::SchedulingQueue>(clock_, std::move(qo));
+  for (int i = 0; i < options_.binding_workers; ++i) {
+    bind_threads_.emplace_back([this] { BindingWorker(); });
+  }
+}
+
+bool Scheduler::Serves(std::string_view scheduler_name) const {
+  return by_name_.contains(std::string(scheduler_name));
+}
+
+framework::Framework* Scheduler::Profile(std::string_view scheduler_name) const {
+  auto it = by_name_.find(std::string(scheduler_name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+// ---- Event handlers ---------------------------------------------------------
+
+void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
+  if (pod->IsTerminal()) return;
+  if (pod->IsBound()) {
+    state_.AddOrUpdateBoundPod(pod);
+    framework::PodInfoPtr info = state_.MakePodInfo(pod);
+    queue_->Delete(pod->meta.uid);
+    queue_->AssignedPodAdded(info);
+    return;
+  }
+  if (!Serves(pod->scheduler_name.view())) return;  // another scheduler's pod: never touched
+  queue_->Add(state_.MakePodInfo(std::move(pod)));
+}
+
+void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> pod) {
+  if (pod->IsTerminal()) {
+    OnPodDelete(pod);
+    return;
+  }
+  if (pod->IsBound()) {
+    state_.AddOrUpdateBoundPod(pod);
+    framework::PodInfoPtr info = state_.MakePodInfo(pod);
+    if (old_pod && old_pod->IsBound()) {
+      queue_->AssignedPodUpdated(state_.MakePodInfo(old_pod), info);
+    } else {
+      queue_->Delete(pod->meta.uid);
+      queue_->AssignedPodAdded(info);
+    }
+    return;
+  }
+  if (!Serves(pod->scheduler_name.view())) return;
+  queue_->Update(state_.MakePodInfo(std::move(pod)));
+}
+
+void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
+  const bool was_in_cache = state_.NodeOf(pod->meta.uid).has_value();
+  state_.RemovePod(pod->meta.uid);
+  queue_->Delete(pod->meta.uid);
+  queue_->DeleteNominatedPodIfExists(pod->meta.uid);
+  if (was_in_cache || pod->IsBound()) queue_->AssignedPodDeleted(state_.MakePodInfo(pod));
+}
+
+void Scheduler::OnNodeAdd(std::shared_ptr<const api::Node> node) {
+  state_.AddOrUpdateNode(node);
+  queue_->MoveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kNode, framework::kAdd, "NodeAdd"},
+                                        nullptr, node);
+}
+
+void Scheduler::OnNodeUpdate(std::shared_ptr<const api::Node> old_node, std::shared_ptr<const api::Node> node) {
+  uint32_t actions = old_node ? NodeUpdateActions(*old_node, *node) : framework::kUpdate;
+  state_.AddOrUpdateNode(node);
+  if (actions == 0) return;
+  queue_->MoveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kNode, actions, "NodeUpdate"},
+                                        old_node, node);
+}
+
+void Scheduler::OnNodeDelete(std::shared_ptr<const api::Node> node) {
+  state_.RemoveNode(node->meta.name);
+  queue_->MoveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kNode, framework::kDelete, "NodeDelete"},
+                                        node, nullptr);
+}
+
+void Scheduler::OnNamespace(api::Symbol name, api::Labels labels) {
+  state_.SetNamespace(name, std::move(labels));
+  queue_->MoveAllToActiveOrBackoffQueue(
+      ClusterEvent{EventResource::kNamespace, framework::kAdd | framework::kUpdateOther, "NamespaceChange"},
+      nullptr, nullptr);
+}
+
+void Scheduler::OnPriorityClass(api::Symbol name, state::PriorityClassInfo info) {
+  state_.SetPriorityClass(name, info);
+}
+
+// ---- The loop -----------------------------------------------------------------
+
+void Scheduler::Notify(const AttemptOutcome& outcome) {
+  if (observer_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(observer_mu_);
+  observer_->OnAttempt(outcome);
+}
+
+bool Scheduler::ScheduleOne(bool blocking) {
+  std::optional<framework::QueuedPodInfo> popped = blocking ? queue_->Pop() : queue_->TryPop();
+  if (!popped) return false;
+  framework::QueuedPodInfo qpi = std::move(*popped);
+  const int64_t cycle = queue_->SchedulingCycle();
+  const int64_t start = MonotonicMicros();
+  const framework::PodInfo& pod = *qpi.pod_info;
+  const std::string uid = pod.uid();
+
+  framework::Framework* fw = Profile(pod.p().scheduler_name.view());
+  if (fw == nullptr || state_.NodeOf(uid).has_value()) {
+    // Not ours any more, or already assumed/bound: nothing to do.
+    queue_->Done(uid);
+    return true;
+  }
+
+  state_.UpdateSnapshot(&snapshot_);
+  fw->SetSnapshot(&snapshot_);
+  auto cycle_state = std::make_unique<framework::CycleState>();
+  framework::ScheduleResult result;
+  framework::FitError fit_error;
+  Status st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
+  if (!st.IsSuccess()) {
+    std::string nominated;
+    if (st.IsRejected() && fw->HasPostFilterPlugins()) {
+      framework::PostFilterResult pf =
+          fw->RunPostFilterPlugins(*cycle_state, pod, fit_error.diagnosis.node_to_status);
+      fit_error.diagnosis.post_filter_msg = pf.message;
+      if (pf.nominated_node_name) nominated = *pf.nominated_node_name;
+    }
+    HandleFailure(fw, std::move(qpi), st, st.IsRejected() ? &fit_error : nullptr, nominated,
+                  MonotonicMicros() - start, cycle);
+    return true;
+  }
+
+  const std::string& host = result.suggested_host;
+  if (absl::Status as = state_.Assume(qpi.pod_info, host); !as.ok()) {
+    HandleFailure(fw, std::move(qpi), Status::FromAbsl(as), nullptr, "", MonotonicMicros() - start, cycle);
+    return true;
+  }
+  Status rs = fw->RunReservePlugins(*cycle_state, pod, host);
+  if (rs.IsSuccess()) rs = fw->RunPermitPlugins(*cycle_state, pod, host);
+  if (!rs.IsSuccess()) {
+    fw->RunUnreservePlugins(*cycle_state, pod, host);
+    (void)state_.Forget(uid);
+    HandleFailure(fw, std::move(qpi), rs, nullptr, "", MonotonicMicros() - start, cycle);
+    return true;
+  }
+  BindTask task{std::move(qpi), fw, std::move(cycle_state), host, MonotonicMicros() - start};
+  if (options_.binding_workers <= 0) {
+    RunBindingCycle(std::move(task));
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(bind_mu_);
+      bind_tasks_.push_back(std::move(task));
+      ++binds_in_flight_;
+    }
+    bind_cv_.notify_one();
+  }
+  return true;
+}
+
+void Scheduler::RunBindingCycle(BindTask task) {
+  const framework::PodInfo& pod = *task.qpi.pod_info;
+  const std::string uid = pod.uid();
+  Status st = task.fw->RunPreBindPlugins(*task.state, pod, task.node);
+  if (st.IsSuccess()) st = task.fw->RunBindPlugins(*task.state, pod, task.node);
+  if (!st.IsSuccess()) {
+    task.fw->RunUnreservePlugins(*task.state, pod, task.node);
+    (void)state_.Forget(uid);
+    HandleFailure(task.fw, std::move(task.qpi), st, nullptr, "", task.cycle_micros,
+                  queue_->SchedulingCycle());
+    return;
+  }
+  state_.FinishBinding(uid);
+  task.fw->RunPostBindPlugins(*task.state, pod, task.node);
+  writer_.RecordEvent(framework::EventRecord{
+      "Pod", std::string(pod.p().meta.namespace_.view()), pod.p().meta.name, uid, "Normal", "Scheduled",
+      "Binding",
+      gantry::StrCat("Successfully assigned ", pod.p().meta.namespace_.view(), "/", pod.p().meta.name, " to ",
+                     task.node),
+      std::string(task.fw->SchedulerName())});
+  queue_->Done(uid);
+  Notify(AttemptOutcome{task.qpi.pod_info, std::string(task.fw->SchedulerName()), "scheduled", task.node, "",
+                        task.cycle_micros, ""});
+}
+
+void Scheduler::HandleFailure(framework::Framework* fw, framework::QueuedPodInfo qpi, const Status& status,
+                              const framework::FitError* fit_error, const std::string& nominated_node,
+                              int64_t duration_micros, int64_t cycle) {
+  const framework::PodInfo& pod = *qpi.pod_info;
+  const bool rejected = status.IsRejected();
+  std::string message = fit_error != nullptr ? fit_error->Message() : status.Message();
+  if (message.empty()) message = std::string(framework::CodeName(status.code()));
+  qpi.unschedulable_plugins.clear();
+  qpi.pending_plugins.clear();
+  if (fit_error != nullptr) {
+    for (const std::string& p : fit_error->diagnosis.unschedulable_plugins) {
+      if (!p.empty()) qpi.unschedulable_plugins.insert(p);
+    }
+    for (const std::string& p : fit_error->diagnosis.pending_plugins) qpi.pending_plugins.insert(p);
+  } else if (rejected && !status.plugin().empty()) {
+    qpi.unschedulable_plugins.insert(std::string(status.plugin()));
+  }
+
+  writer_.RecordEvent(framework::EventRecord{
+      "Pod", std::string(pod.p().meta.namespace_.view()), pod.p().meta.name, pod.uid(), "Warning",
+      "FailedScheduling", "Scheduling", TruncateNote(message), std::string(fw->SchedulerName())});
+  framework::PodScheduledCondition cond{"False", rejected ? "Unschedulable" : "SchedulerError", message};
+  absl::Status ws = writer_.UpdatePodScheduledCondition(pod.p(), cond,
+                                                        nominated_node.empty() ? nullptr : &nominated_node);
+  (void)ws;  // the writer logs and counts its own failures
+  if (!nominated_node.empty()) queue_->AddNominatedPod(qpi.pod_info, nominated_node);
+
+  AttemptOutcome outcome{qpi.pod_info, std::string(fw->SchedulerName()), rejected ? "unschedulable" : "error",
+                         "", message, duration_micros, nominated_node};
+  const std::string uid = pod.uid();
+  (void)queue_->AddUnschedulableIfNotPresent(std::move(qpi), cycle);
+  queue_->Done(uid);
+  Notify(outcome);
+}
+
+void Scheduler::BindingWorker() {
+  while (true) {
+    BindTask task;
+    {
+      std::unique_lock<std::mutex> lock(bind_mu_);
+      bind_cv_.wait(lock, [&] { return stopping_ || !bind_tasks_.empty(); });
+      if (bind_tasks_.empty()) return;
+      task = std::move(bind_tasks_.front());
+      bind_tasks_.pop_front();
+    }
+    RunBindingCycle(std::move(task));
+    {
+      std::lock_guard<std::mutex> lock(bind_mu_);
+      --binds_in_flight_;
+    }
+    bind_idle_cv_.notify_all();
+  }
+}
+
+void Scheduler::WaitForBindings() {
+  std::unique_lock<std::mutex> lock(bind_mu_);
+  bind_idle_cv_.wait(lock, [&] { return binds_in_flight_ == 0; });
+}
+
+}  // namespace gantry::scheduler

@@ -1,0 +1,137 @@
+// The scheduling loop: pops a pod, runs its profile's framework on a fresh
+// snapshot, assumes the chosen node, and binds (inline offline, on binding
+// workers live). Failures are written back upstream's way: a
+// FailedScheduling event and PodScheduled=False with the FitError message.
+//
+// The world reaches the scheduler through the On* event handlers (called by
+// the live reflectors or the simulator's event source) and is written
+// through the ClusterWriter; nothing here knows which one it runs against.
+#ifndef GANTRY_SRC_SCHEDULER_SCHEDULER_H_
+#define GANTRY_SRC_SCHEDULER_SCHEDULER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "gantry/clock.h"
+#include "gantry/cluster_writer.h"
+#include "src/framework/framework.h"
+#include "src/framework/schedule_pod.h"
+#include "src/queue/scheduling_queue.h"
+#include "src/state/cluster_state.h"
+#include "src/state/snapshot.h"
+
+namespace gantry::scheduler {
+
+struct SchedulerOptions {
+  int32_t percentage_of_nodes_to_score = 0;
+  uint64_t seed = 1;
+  // 0: bind inline in the scheduling loop (offline). >0: that many binding workers.
+  int binding_workers = 0;
+};
+
+// What happened to one scheduling attempt (for reports, metrics, explain).
+struct AttemptOutcome {
+  framework::PodInfoPtr pod;
+  std::string profile;
+  std::string result;  // "scheduled" | "unschedulable" | "error"
+  std::string node;    // chosen node when scheduled
+  std::string message; // failure message (upstream format)
+  int64_t duration_micros = 0;  // wall time of the scheduling cycle
+  std::string nominated_node;
+};
+
+class AttemptObserver {
+ public:
+  virtual ~AttemptObserver() = default;
+  // Called after each attempt's outcome is known (for binds: after Bind).
+  virtual void OnAttempt(const AttemptOutcome& outcome) = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(state::ClusterState& state, framework::ClusterWriter& writer, const Clock& clock,
+            SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Adds a profile (one per schedulerName). Call before Start/ScheduleOne.
+  void AddProfile(std::unique_ptr<framework::Framework> fw);
+  // Builds the queue from the profiles (queue sort, PreEnqueue, events).
+  void Start(int64_t pod_initial_backoff_micros, int64_t pod_max_backoff_micros);
+
+  // ---- Event handlers: the event source calls these --------------------
+  void OnPodAdd(std::shared_ptr<const api::Pod> pod);
+  void OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> pod);
+  void OnPodDelete(std::shared_ptr<const api::Pod> pod);
+  void OnNodeAdd(std::shared_ptr<const api::Node> node);
+  void OnNodeUpdate(std::shared_ptr<const api::Node> old_node, std::shared_ptr<const api::Node> node);
+  void OnNodeDelete(std::shared_ptr<const api::Node> node);
+  void OnNamespace(api::Symbol name, api::Labels labels);
+  void OnPriorityClass(api::Symbol name, state::PriorityClassInfo info);
+
+  // Runs one scheduling cycle. Blocking waits for a pod; non-blocking
+  // returns false at once when the active queue is empty.
+  bool ScheduleOne(bool blocking);
+  // Waits until every binding started so far has finished.
+  void WaitForBindings();
+
+  bool Serves(std::string_view scheduler_name) const;
+  queue::SchedulingQueue& queue() { return *queue_; }
+  state::ClusterState& cluster_state() { return state_; }
+  void SetObserver(AttemptObserver* observer) { observer_ = observer; }
+  framework::Framework* Profile(std::string_view scheduler_name) const;
+  const std::vector<std::unique_ptr<framework::Framework>>& profiles() const { return profiles_; }
+
+ private:
+  struct BindTask {
+    framework::QueuedPodInfo qpi;
+    framework::Framework* fw;
+    std::unique_ptr<framework::CycleState> state;
+    std::string node;
+    int64_t cycle_micros;
+  };
+
+  void RunBindingCycle(BindTask task);
+  void HandleFailure(framework::Framework* fw, framework::QueuedPodInfo qpi,
+                     const framework::Status& status, const framework::FitError* fit_error,
+                     const std::string& nominated_node, int64_t duration_micros, int64_t cycle);
+  void Notify(const AttemptOutcome& outcome);
+  void BindingWorker();
+
+  state::ClusterState& state_;
+  framework::ClusterWriter& writer_;
+  const Clock& clock_;
+  SchedulerOptions options_;
+  std::vector<std::unique_ptr<framework::Framework>> profiles_;
+  absl::flat_hash_map<std::string, framework::Framework*> by_name_;
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  state::Snapshot snapshot_;
+  std::unique_ptr<framework::PodScheduler> algorithm_;
+  AttemptObserver* observer_ = nullptr;
+  std::mutex observer_mu_;
+
+  // Binding workers (live mode).
+  std::mutex bind_mu_;
+  std::condition_variable bind_cv_;
+  std::condition_variable bind_idle_cv_;
+  std::deque<BindTask> bind_tasks_;
+  int binds_in_flight_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> bind_threads_;
+};
+
+// The ActionType bits describing what changed on a node.
+uint32_t NodeUpdateActions(const api::Node& old_node, const api::Node& new_node);
+
+}  // namespace gantry::scheduler
+
+#endif  // GANTRY_SRC_SCHEDULER_SCHEDULER_H_
