@@ -1,6 +1,7 @@
 #include "src/api/decode.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -144,8 +145,11 @@ Quantity Decoder::Qty(JsonValue v) {
   } else if (v.is_uint64()) {
     text = gantry::StrCat(v.get_uint64().value());
   } else if (v.is_double()) {
-    // Numbers are accepted as Kubernetes accepts them (e.g. `cpu: 0.5`).
-    text = gantry::StrCat(v.get_double().value());
+    // Numbers are accepted as Kubernetes accepts them (e.g. `cpu: 0.5`). The
+    // shortest round-trip form keeps every digit (StrCat keeps only six).
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v.get_double().value());
+    text = ec == std::errc() ? std::string(buf, end) : std::string("NaN");
   } else {
     Fail(TypeMismatch("a quantity string", v));
     return Quantity();
