@@ -78,15 +78,34 @@ void AppendPlainScalar(std::string* out, const std::string& s) {
       digits.remove_prefix(1);
     }
     while (digits.size() > 1 && digits[0] == '0') digits.remove_prefix(1);
+    // Integers beyond 64 bits become floats, as Kubernetes' YAML decoder does
+    // (the JSON parser would otherwise reject the whole document).
+    constexpr std::string_view kMaxU64 = "18446744073709551615";
+    constexpr std::string_view kMaxNeg = "9223372036854775808";
+    const std::string_view limit = neg ? kMaxNeg : kMaxU64;
+    if (digits.size() > limit.size() || (digits.size() == limit.size() && digits > limit)) {
+      char buf[40];
+      std::snprintf(buf, sizeof(buf), "%.17g", std::strtod(s.c_str(), nullptr));
+      out->append(buf);
+      return;
+    }
     if (neg && digits != "0") out->push_back('-');
     out->append(digits);
     return;
   }
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) {
+    // Only [0-9a-fA-F]+ / [0-7]+ after the prefix (strtoull alone would also
+    // take a sign or spaces); values beyond 64 bits stay strings.
+    const bool hex = s[1] == 'x';
+    bool digits_ok = true;
+    for (size_t i = 2; i < s.size(); ++i) {
+      const char c = s[i];
+      digits_ok &= hex ? std::isxdigit(static_cast<unsigned char>(c)) != 0 : (c >= '0' && c <= '7');
+    }
     errno = 0;
     char* end = nullptr;
-    unsigned long long v = std::strtoull(s.c_str() + 2, &end, s[1] == 'x' ? 16 : 8);
-    if (errno == 0 && end && *end == '\0') {
+    unsigned long long v = std::strtoull(s.c_str() + 2, &end, hex ? 16 : 8);
+    if (digits_ok && errno == 0 && end && *end == '\0') {
       out->append(std::to_string(v));
       return;
     }
@@ -211,7 +230,7 @@ SourcePosition ResolveInTree(const YAML::Node& root, const std::vector<PathSegme
         }
         if (!found) break;
       }
-      cur = next;
+      cur.reset(next);  // operator= would assign through to the tree itself
       if (!cur.IsNull() || cur.IsScalar()) {
         SourcePosition p = ToPosition(cur.Mark());
         if (p.line > 0) pos = p;
