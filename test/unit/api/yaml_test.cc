@@ -1,0 +1,296 @@
+// YAML -> JSON conversion: scalar typing by the YAML 1.2 core schema (quoted
+// scalars stay strings), structure, errors, and mapping field paths back to
+// source positions.
+#include "src/api/yaml.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gantry::api {
+namespace {
+
+using ::testing::HasSubstr;
+
+// JSON text of the single document in `yaml`.
+std::string ToJson(std::string_view yaml) {
+  auto docs = ParseYamlDocuments(yaml);
+  EXPECT_TRUE(docs.ok()) << docs.status();
+  if (!docs.ok() || docs->empty()) return "<none>";
+  EXPECT_EQ(docs->size(), 1u);
+  return (*docs)[0].json();
+}
+
+struct ScalarCase {
+  const char* yaml_value;
+  const char* json;
+};
+
+const ScalarCase kScalarCases[] = {
+    // Strings: quoted scalars are never re-typed.
+    {"hello", R"("hello")"},
+    {"'123'", R"("123")"},
+    {"\"123\"", R"("123")"},
+    {"'true'", R"("true")"},
+    {"\"null\"", R"("null")"},
+    {"'0x10'", R"("0x10")"},
+    {"\"1.5\"", R"("1.5")"},
+    {"''", R"("")"},
+    {"!!str 42", R"("42")"},
+    {"100m", R"("100m")"},
+    {"1Gi", R"("1Gi")"},
+    {"v1", R"("v1")"},
+    {"1.2.3", R"("1.2.3")"},
+    {"10.0.0.1", R"("10.0.0.1")"},
+    {"12:30", R"("12:30")"},
+    {"0x", R"("0x")"},
+    {"0xZZ", R"("0xZZ")"},
+    {"0o9", R"("0o9")"},
+    {"1e", R"("1e")"},
+    {"e3", R"("e3")"},
+    {"+", R"("+")"},
+    {".", R"(".")"},
+    // YAML 1.1 booleans are strings in YAML 1.2's core schema.
+    {"yes", R"("yes")"},
+    {"no", R"("no")"},
+    {"on", R"("on")"},
+    {"off", R"("off")"},
+    {"y", R"("y")"},
+    {"tRUE", R"("tRUE")"},
+    {"Nil", R"("Nil")"},
+    // Nulls.
+    {"null", "null"},
+    {"Null", "null"},
+    {"NULL", "null"},
+    {"~", "null"},
+    {"", "null"},
+    // Booleans.
+    {"true", "true"},
+    {"True", "true"},
+    {"TRUE", "true"},
+    {"false", "false"},
+    {"False", "false"},
+    {"FALSE", "false"},
+    // Integers.
+    {"0", "0"},
+    {"42", "42"},
+    {"-42", "-42"},
+    {"+42", "42"},
+    {"007", "7"},
+    {"-0", "0"},
+    {"9223372036854775807", "9223372036854775807"},
+    {"0x10", "16"},
+    {"0xff", "255"},
+    {"0xFF", "255"},
+    {"0o17", "15"},
+    {"0x-1", R"("0x-1")"},
+    {"0x+1", R"("0x+1")"},
+    {"0x1FFFFFFFFFFFFFFFF", R"("0x1FFFFFFFFFFFFFFFF")"},
+    {"18446744073709551615", "18446744073709551615"},
+    {"-9223372036854775808", "-9223372036854775808"},
+    // Beyond 64 bits: a float, as Kubernetes' YAML decoder makes it.
+    {"18446744073709551616", "1.8446744073709552e+19"},
+    {"-9223372036854775809", "-9.2233720368547758e+18"},
+    {"123456789012345678901234567890", "1.2345678901234568e+29"},
+    // Floats.
+    {"1.5", "1.5"},
+    {"-0.25", "-0.25"},
+    {".5", "0.5"},
+    {"1.", "1"},
+    {"1e3", "1000"},
+    {"1E3", "1000"},
+    {"1.5e-3", "0.0015"},
+    {"+2.5E+2", "250"},
+    // Non-finite floats have no JSON form; they stay strings so numeric
+    // fields fail with a type error instead of silently becoming a number.
+    {".inf", R"(".inf")"},
+    {"-.inf", R"("-.inf")"},
+    {".nan", R"(".nan")"},
+};
+
+class YamlScalarTest : public testing::TestWithParam<ScalarCase> {};
+
+TEST_P(YamlScalarTest, Typing) {
+  const ScalarCase& c = GetParam();
+  std::string yaml = std::string("v: ") + c.yaml_value + "\n";
+  EXPECT_EQ(ToJson(yaml), std::string(R"({"v":)") + c.json + "}") << "value: " << c.yaml_value;
+}
+
+INSTANTIATE_TEST_SUITE_P(CoreSchema, YamlScalarTest, testing::ValuesIn(kScalarCases));
+
+TEST(YamlTest, FloatsRoundTripThroughJson) {
+  // The JSON text must parse back to the same double (17 significant digits).
+  std::string json = ToJson("v: 0.1\n");
+  EXPECT_THAT(json, HasSubstr("0.1"));
+  EXPECT_EQ(std::stod(json.substr(5, json.size() - 6)), 0.1);
+}
+
+TEST(YamlTest, StringEscaping) {
+  EXPECT_EQ(ToJson("v: 'a\"b\\\\c'\n"), R"({"v":"a\"b\\\\c"})");
+  EXPECT_EQ(ToJson("v: \"tab\\there\\nnew\"\n"), R"({"v":"tab\there\nnew"})");
+  EXPECT_EQ(ToJson("v: \"\\x01\"\n"), R"({"v":"\u0001"})");
+  EXPECT_EQ(ToJson("v: \"héllo ☃\"\n"), R"({"v":"héllo ☃"})");
+  EXPECT_EQ(ToJson("\"we\\\"ird\": 1\n"), R"({"we\"ird":1})");
+}
+
+TEST(YamlTest, Structure) {
+  EXPECT_EQ(ToJson("a: {b: [1, two, {c: null}]}\nd: []\ne: {}\n"),
+            R"({"a":{"b":[1,"two",{"c":null}]},"d":[],"e":{}})");
+  EXPECT_EQ(ToJson("- 1\n- - x\n  - y\n"), R"([1,["x","y"]])");
+  EXPECT_EQ(ToJson("key:\n"), R"({"key":null})");
+  EXPECT_EQ(ToJson("a: &anchor {x: 1}\nb: *anchor\n"), R"({"a":{"x":1},"b":{"x":1}})");
+  EXPECT_EQ(ToJson("text: |\n  line1\n  line2\n"), R"({"text":"line1\nline2\n"})");
+  EXPECT_EQ(ToJson("text: >\n  folded\n  line\n"), R"({"text":"folded line\n"})");
+  EXPECT_EQ(ToJson("1: one\ntrue: yes\n"), R"({"1":"one","true":"yes"})");
+}
+
+TEST(YamlTest, MultiDocumentStream) {
+  auto docs = ParseYamlDocuments("---\na: 1\n---\n---\n# only a comment\n---\nb: 2\n...\n");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  std::vector<std::string> non_empty;
+  for (const YamlDocument& d : *docs) {
+    if (!d.empty()) non_empty.push_back(d.json());
+  }
+  EXPECT_EQ(non_empty, (std::vector<std::string>{R"({"a":1})", R"({"b":2})"}));
+  auto empty = ParseYamlDocuments("");
+  ASSERT_TRUE(empty.ok());
+  for (const YamlDocument& d : *empty) EXPECT_TRUE(d.empty());
+}
+
+TEST(YamlTest, DocumentStartPositions) {
+  auto docs = ParseYamlDocuments("a: 1\n---\n\nb: 2\n");
+  ASSERT_TRUE(docs.ok());
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_EQ((*docs)[0].start().line, 1);
+  EXPECT_EQ((*docs)[1].start().line, 4);
+}
+
+TEST(YamlTest, SyntaxErrorsHaveLineAndColumn) {
+  struct Case {
+    const char* yaml;
+    const char* prefix;  // "line:col:"
+  };
+  const Case cases[] = {
+      {"a: [1, 2\n", "2:1:"},
+      {"a: 1\n b: 2\n", "2:3:"},
+      {"a: {b: 1\nc: 2\n", nullptr},
+      {"a: *missing\n", nullptr},
+      {"\t- tab\n", nullptr},
+  };
+  for (const Case& c : cases) {
+    auto docs = ParseYamlDocuments(c.yaml);
+    ASSERT_FALSE(docs.ok()) << c.yaml;
+    EXPECT_EQ(docs.status().code(), absl::StatusCode::kInvalidArgument);
+    std::string msg(docs.status().message());
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(msg[0]))) << msg;
+    if (c.prefix != nullptr) {
+      EXPECT_EQ(msg.rfind(c.prefix, 0), 0u) << c.yaml << " -> " << msg;
+    }
+  }
+}
+
+TEST(YamlTest, NonScalarKeysAreErrors) {
+  auto docs = ParseYamlDocuments("? [a, b]\n: value\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_THAT(std::string(docs.status().message()), HasSubstr("map keys must be scalars"));
+}
+
+TEST(YamlTest, DeepNestingIsAnErrorNotACrash) {
+  std::string deep;
+  for (int i = 0; i < 300; ++i) deep += "[";
+  for (int i = 0; i < 300; ++i) deep += "]";
+  auto docs = ParseYamlDocuments("a: " + deep + "\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_THAT(std::string(docs.status().message()), HasSubstr("nests deeper than"));
+}
+
+TEST(YamlTest, ResolvePositions) {
+  const char* yaml =
+      "apiVersion: v1\n"                    // 1
+      "kind: Pod\n"                         // 2
+      "metadata:\n"                         // 3
+      "  name: web\n"                       // 4
+      "spec:\n"                             // 5
+      "  containers:\n"                     // 6
+      "  - name: a\n"                       // 7
+      "    image: nginx\n"                  // 8
+      "  - name: b\n"                       // 9
+      "    resources:\n"                    // 10
+      "      requests: {cpu: lots}\n"       // 11
+      "  nodeSelector:\n"                   // 12
+      "    \"example.com/rack\": r1\n";     // 13
+  auto docs = ParseYamlDocuments(yaml);
+  ASSERT_TRUE(docs.ok());
+  const YamlDocument& doc = (*docs)[0];
+  using P = std::vector<PathSegment>;
+  struct Case {
+    P path;
+    int line, column;
+  };
+  const Case cases[] = {
+      {P{}, 1, 1},
+      {P{std::string("kind")}, 2, 7},
+      {P{std::string("metadata"), std::string("name")}, 4, 9},
+      {P{std::string("spec"), std::string("containers"), size_t{1}, std::string("name")}, 9, 11},
+      {P{std::string("spec"), std::string("containers"), size_t{1}, std::string("resources"),
+         std::string("requests"), std::string("cpu")},
+       11, 23},
+      {P{std::string("spec"), std::string("containers"), size_t{0}}, 7, 5},
+      {P{std::string("spec"), std::string("nodeSelector"), std::string("example.com/rack")}, 13, 25},
+      // Unknown tails resolve to the value of the deepest field that exists.
+      {P{std::string("spec"), std::string("containers"), size_t{7}, std::string("name")}, 7, 3},
+      {P{std::string("metadata"), std::string("labels"), std::string("x")}, 4, 3},
+  };
+  for (const Case& c : cases) {
+    SourcePosition pos = doc.Resolve(c.path);
+    EXPECT_EQ(pos.line, c.line) << FormatFieldPath(c.path);
+    EXPECT_EQ(pos.column, c.column) << FormatFieldPath(c.path);
+  }
+}
+
+TEST(YamlTest, ResolveJsonPositions) {
+  const char* json =
+      "{\n"
+      "  \"kind\": \"List\",\n"
+      "  \"items\": [\n"
+      "    {\"metadata\": {\"name\": \"a\"}},\n"
+      "    {\"metadata\": {\"name\": \"b\"},\n"
+      "     \"spec\": {\"priority\": \"x\"}}\n"
+      "  ]\n"
+      "}\n";
+  using P = std::vector<PathSegment>;
+  SourcePosition pos = ResolveJsonPosition(
+      json, P{std::string("items"), size_t{1}, std::string("spec"), std::string("priority")});
+  EXPECT_EQ(pos.line, 6);
+  EXPECT_EQ(pos.column, 27);
+  pos = ResolveJsonPosition(json, P{std::string("items"), size_t{0}});
+  EXPECT_EQ(pos.line, 4);
+  EXPECT_EQ(pos.column, 5);
+  EXPECT_EQ(ResolveJsonPosition("{not json", P{std::string("a")}).line, 0);
+}
+
+TEST(YamlTest, OffsetToPosition) {
+  std::string_view text = "ab\ncd\n\nef";
+  EXPECT_EQ(OffsetToPosition(text, 0).line, 1);
+  EXPECT_EQ(OffsetToPosition(text, 0).column, 1);
+  EXPECT_EQ(OffsetToPosition(text, 4).line, 2);
+  EXPECT_EQ(OffsetToPosition(text, 4).column, 2);
+  EXPECT_EQ(OffsetToPosition(text, 7).line, 4);
+  EXPECT_EQ(OffsetToPosition(text, 7).column, 1);
+  EXPECT_EQ(OffsetToPosition(text, 1000).line, 4);  // clamped to the text
+}
+
+TEST(YamlTest, FieldPathFormatting) {
+  using P = std::vector<PathSegment>;
+  EXPECT_EQ(FormatFieldPath(P{}), "");
+  EXPECT_EQ(FormatFieldPath(P{std::string("spec"), std::string("containers"), size_t{2}, std::string("image")}),
+            "spec.containers[2].image");
+  EXPECT_EQ(FormatFieldPath(P{std::string("metadata"), std::string("labels"), std::string("app.kubernetes.io/name")}),
+            "metadata.labels[\"app.kubernetes.io/name\"]");
+  EXPECT_EQ(FormatFieldPath(P{size_t{0}, std::string("kind")}), "[0].kind");
+  EXPECT_EQ(FormatFieldPath(P{std::string("a"), std::string("9lives")}), "a[\"9lives\"]");
+}
+
+}  // namespace
+}  // namespace gantry::api
