@@ -90,7 +90,9 @@ Value DeviceValue(const DeviceInput& input);
 absl::Status ValidateDeviceInput(const DeviceInput& device);
 
 // Evaluates a program compiled with DraSelectorEnv() (see cel.h) against
-// one device. Errors: runtime errors (with Kubernetes' hint for "no such
+// one device. Version attributes are validated when accessed; call
+// ValidateDeviceInput() once per device to reject invalid ones up front as
+// Kubernetes does. Errors: runtime errors (with Kubernetes' hint for "no such
 // key"), cost limit, or "CEL result of type <T> could not be converted to
 // bool". Never allocates for typical selectors.
 absl::StatusOr<bool> EvaluateSelector(const Program& program, const DeviceInput& device);

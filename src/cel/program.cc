@@ -19,6 +19,7 @@ namespace gantry::cel {
 enum class Op : uint8_t {
   kConst, kSlot, kSelect, kHas, kCall, kAnd, kOr, kNot, kCond, kIndex, kOptIndex,
   kList, kMap, kComp, kRegex,
+  kDraLookup,  // device.attributes["d"].id / device.capacity["d"].id fused
 };
 
 struct Node {
@@ -76,6 +77,9 @@ class Planner {
       case ExprKind::kIdent:
         return PlanIdent(e);
       case ExprKind::kSelect:
+        if (!e->test_only) {
+          if (auto fused = TryDraLookup(e, e->target.get(), e->name, e->optional_select)) return fused;
+        }
         n->op = e->test_only ? Op::kHas : Op::kSelect;
         n->optional = e->optional_select;
         n->name = e->name;
@@ -129,6 +133,54 @@ class Planner {
     return Value();
   }
 
+  // Recognises `device.attributes[<const>].id` (also `["id"]`, `.?id`) on a
+  // DRADevice variable and plans one fused lookup, keeping the generic plan
+  // as a fallback for non-device values.
+  std::unique_ptr<Node> TryDraLookup(const Expr* whole, const Expr* index, const std::string& id,
+                                     bool optional) {
+    if (index->kind != ExprKind::kCall || index->name != "_[_]" || index->target || index->args.size() != 2) {
+      return nullptr;
+    }
+    const Expr* sel = index->args[0].get();
+    const Expr* key = index->args[1].get();
+    if (key->kind != ExprKind::kConst || key->constant.kind != ConstKind::kString) return nullptr;
+    if (sel->kind != ExprKind::kSelect || sel->test_only || sel->optional_select ||
+        (sel->name != "attributes" && sel->name != "capacity")) {
+      return nullptr;
+    }
+    const Expr* dev = sel->target.get();
+    if (dev->kind != ExprKind::kIdent || dev->absolute) return nullptr;
+    for (const auto& s : scopes_) {
+      if (s.first == dev->name) return nullptr;
+    }
+    auto v = vars_.find(dev->name);
+    if (v == vars_.end()) return nullptr;
+    auto t = env_.variable_types().find(dev->name);
+    if (t == env_.variable_types().end() || t->second.kind != TypeKind::kObject) return nullptr;
+    auto n = std::make_unique<Node>();
+    n->op = Op::kDraLookup;
+    n->slot = v->second;
+    n->slot2 = sel->name == "capacity" ? 1 : 0;
+    n->optional = optional;
+    n->storage = key->constant.string_value;
+    n->name = id;
+    // Generic plan of the same expression, used when the variable is not a device.
+    auto generic = std::make_unique<Node>();
+    generic->op = Op::kSelect;
+    generic->optional = optional;
+    generic->name = id;
+    generic->constant = Value::StringView(generic->name);
+    generic->kids.push_back(Plan(index));
+    if (whole->kind == ExprKind::kCall) generic->op = optional ? Op::kOptIndex : Op::kIndex;
+    if (whole->kind == ExprKind::kCall) {
+      generic->kids.clear();
+      generic->kids.push_back(Plan(index));
+      generic->kids.push_back(Plan(whole->args[1].get()));
+    }
+    n->kids.push_back(std::move(generic));
+    return n;
+  }
+
   std::unique_ptr<Node> PlanIdent(const Expr* e) {
     auto n = std::make_unique<Node>();
     if (!e->absolute) {
@@ -173,6 +225,12 @@ class Planner {
     if (f == "_||_") { n->op = Op::kOr; return n; }
     if (f == "!_" && n->kids.size() == 1) { n->op = Op::kNot; return Fold(std::move(n)); }
     if (f == "_?_:_" && n->kids.size() == 3) { n->op = Op::kCond; return n; }
+    if ((f == "_[_]" || f == "_[?_]") && !e->target && e->args.size() == 2 &&
+        e->args[1]->kind == ExprKind::kConst && e->args[1]->constant.kind == ConstKind::kString) {
+      if (auto fused = TryDraLookup(e, e->args[0].get(), e->args[1]->constant.string_value, f == "_[?_]")) {
+        return fused;
+      }
+    }
     if (f == "_[_]" && n->kids.size() == 2) { n->op = Op::kIndex; return Fold(std::move(n)); }
     if (f == "_[?_]" && n->kids.size() == 2) { n->op = Op::kOptIndex; return Fold(std::move(n)); }
     // Constant regex patterns are compiled once.
@@ -357,18 +415,29 @@ Value Evaluator::EvalIndex(const Node* n, bool optional) {
 Value Evaluator::EvalCall(const Node* n) {
   ctx_.cost += 1;
   size_t argc = n->kids.size();
-  std::array<Value, 6> small;
-  std::vector<Value> big;
-  Value* args = small.data();
-  if (argc > small.size()) {
-    big.resize(argc);
-    args = big.data();
+  if (argc <= 4) {
+    // Arguments live in raw stack storage; only `argc` values are built.
+    alignas(Value) unsigned char buf[4 * sizeof(Value)];
+    Value* args = reinterpret_cast<Value*>(buf);
+    for (size_t built = 0; built < argc; ++built) {
+      new (&args[built]) Value(Eval(n->kids[built].get()));
+      if (args[built].is_error()) {
+        Value err(std::move(args[built]));
+        for (size_t i = 0; i <= built; ++i) args[i].~Value();
+        return err;
+      }
+    }
+    Value r = n->fn(ctx_, args, argc);
+    for (size_t i = 0; i < argc; ++i) args[i].~Value();
+    if (Exceeded()) [[unlikely]] return CostLimitError();
+    return r;
   }
+  std::vector<Value> args(argc);
   for (size_t i = 0; i < argc; ++i) {
     args[i] = Eval(n->kids[i].get());
     if (args[i].is_error()) return args[i];
   }
-  Value r = n->fn(ctx_, args, argc);
+  Value r = n->fn(ctx_, args.data(), argc);
   if (Exceeded()) return CostLimitError();
   return r;
 }
@@ -644,6 +713,17 @@ Value Evaluator::Eval(const Node* n) {
     }
     case Op::kComp:
       return EvalComp(n);
+    case Op::kDraLookup: {
+      const Value& dev = slots_[n->slot];
+      if (dev.kind() != Kind::kObject) return Eval(n->kids[0].get());
+      ctx_.cost += 3;
+      Value v = LookupDra(*dev.device(), n->slot2 == 1, n->storage, n->name);
+      if (v.kind() == Kind::kNull) [[unlikely]] {
+        return n->optional ? Value::OptionalNone() : NoSuchKey(Value::StringView(n->name));
+      }
+      if (n->optional && !v.is_error()) return Value::OptionalOf(std::move(v));
+      return v;
+    }
     case Op::kRegex: {
       ctx_.cost += 1;
       Value s = Eval(n->kids[0].get());
@@ -722,15 +802,31 @@ Env& Env::AddVariable(std::string name, Type type) {
 Program::~Program() = default;
 
 Value Program::Evaluate(std::span<const Value> vars, EvalStats* stats) const {
-  std::array<Value, 8> small;
+  alignas(Value) unsigned char small[8 * sizeof(Value)];
   std::vector<Value> big;
-  Value* slots = small.data();
-  if (num_slots_ > static_cast<int>(small.size())) {
+  Value* slots;
+  if (num_slots_ > 8) {
     big.resize(num_slots_);
     slots = big.data();
+  } else {
+    slots = reinterpret_cast<Value*>(small);
+    size_t nv0 = std::min<size_t>(vars.size(), static_cast<size_t>(num_vars_));
+    for (int i = 0; i < num_slots_; ++i) {
+      if (static_cast<size_t>(i) < nv0) new (&slots[i]) Value(vars[i]);
+      else new (&slots[i]) Value();
+    }
   }
+  struct Destroy {
+    Value* s;
+    int n;
+    ~Destroy() {
+      for (int i = 0; i < n; ++i) s[i].~Value();
+    }
+  } destroy{slots, num_slots_ > 8 ? 0 : num_slots_};
   size_t nv = std::min<size_t>(vars.size(), static_cast<size_t>(num_vars_));
-  for (size_t i = 0; i < nv; ++i) slots[i] = vars[i];
+  if (num_slots_ > 8) {
+    for (size_t i = 0; i < nv; ++i) slots[i] = vars[i];
+  }
   for (size_t i = nv; i < static_cast<size_t>(num_vars_); ++i) {
     slots[i] = Value::Error("no such attribute: unbound variable");
   }

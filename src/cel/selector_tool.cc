@@ -2,6 +2,7 @@
 #include "src/cel/selector_tool.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace gantry::cel {
@@ -30,7 +31,10 @@ int RunSelectorEval(std::span<const SelectorToolDevice> devices,
     out << d.pool << "/" << d.name << " ";
     bool result = true;
     std::string error;
-    for (size_t i = 0; i < programs.size() && result; ++i) {
+    if (absl::Status valid = ValidateDeviceInput(d.input); !valid.ok()) {
+      error = std::string(valid.message());
+    }
+    for (size_t i = 0; i < programs.size() && result && error.empty(); ++i) {
       auto r = EvaluateSelector(*programs[i], d.input);
       if (!r.ok()) {
         error = std::string(r.status().message());

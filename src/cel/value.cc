@@ -110,13 +110,20 @@ void SplitName(std::string_view name, std::string_view driver, std::string_view*
   }
 }
 
-Value AttrToValue(const AttributeValue& a) {
+Value AttrToValue(const DeviceAttribute& attr) {
   using T = AttributeValue::Type;
+  const AttributeValue& a = attr.value;
   switch (a.type) {
     case T::kInt: return Value::Int(a.int_value);
     case T::kBool: return Value::Bool(a.bool_value);
     case T::kString: return Value::StringView(a.string_value);
-    case T::kVersion: return Value::SemverView(a.string_value);
+    case T::kVersion: {
+      std::string err;
+      if (!ParseSemver(a.string_value, nullptr, &err)) {
+        return Value::Error(StrCat("attribute ", attr.name, ": parse semantic version: ", err));
+      }
+      return Value::SemverView(a.string_value);
+    }
     case T::kInts: return Value::ListView(Rep::kDraInts, a.ints.data(), a.ints.size());
     case T::kBools: return Value::ListView(Rep::kDraBools, a.bools.data(), a.bools.size());
     case T::kStrings: return Value::ListView(Rep::kDraStrings, a.strings.data(), a.strings.size());
@@ -160,7 +167,7 @@ long DomainFind(const Value& m, std::string_view id) {
 Value DomainEntryValue(const Value& m, size_t i) {
   const DeviceInput* d = m.device();
   if (m.rep() == Rep::kDraCapDomain) return Value::Quantity(d->capacity[i].value);
-  return AttrToValue(d->attributes[i].value);
+  return AttrToValue(d->attributes[i]);
 }
 
 // Entry index of the n-th key in a domain view, or of the n-th distinct domain.
@@ -250,6 +257,32 @@ void SemverOf(const Value& v, SemverParts* p) {
 }  // namespace
 
 // ---------------------------------------------------------------- containers
+
+namespace {
+
+inline bool NameMatches(std::string_view name, std::string_view driver, std::string_view domain,
+                        std::string_view id) {
+  if (name.size() == domain.size() + 1 + id.size() && name[domain.size()] == '/' &&
+      name.compare(0, domain.size(), domain) == 0 && name.compare(domain.size() + 1, id.size(), id) == 0) {
+    return true;
+  }
+  return name == id && domain == driver && name.find('/') == std::string_view::npos;
+}
+
+}  // namespace
+
+Value LookupDra(const DeviceInput& d, bool capacity, std::string_view domain, std::string_view id) {
+  if (capacity) {
+    for (const DeviceCapacity& c : d.capacity) {
+      if (NameMatches(c.name, d.driver, domain, id)) return Value::Quantity(c.value);
+    }
+    return Value();
+  }
+  for (const DeviceAttribute& a : d.attributes) {
+    if (NameMatches(a.name, d.driver, domain, id)) return AttrToValue(a);
+  }
+  return Value();
+}
 
 size_t ListSize(const Value& list) {
   switch (list.rep()) {

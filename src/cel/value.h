@@ -204,6 +204,11 @@ bool MapContains(const Value& map, const Value& key);
 Value MapKeyAt(const Value& map, size_t i);
 Value MapValueAt(const Value& map, size_t i);
 
+// Direct DRA lookups (device.attributes[domain][id], device.capacity[...]).
+// Return false when absent; an invalid version attribute yields an error value.
+// Returns a null Value when absent (attribute values are never null).
+Value LookupDra(const DeviceInput& d, bool capacity, std::string_view domain, std::string_view id);
+
 // Human-readable rendering used in tests and by string()/format.
 std::string DebugString(const Value& v);
 

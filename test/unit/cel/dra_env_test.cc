@@ -180,7 +180,9 @@ TEST(DraEnv, InvalidVersionAttribute) {
   TestDevice dev;
   dev.attrs.push_back({"badVersion", AttributeValue::Version("1.0")});
   dev.Refresh();
-  auto r = RunExpr("true", dev.input);
+  absl::Status valid = ValidateDeviceInput(dev.input);
+  EXPECT_THAT(std::string(valid.message()), HasSubstr("attribute badVersion: parse semantic version"));
+  auto r = RunExpr("device.attributes['dra.example.com'].badVersion.major() == 1", dev.input);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("attribute badVersion: parse semantic version"));
 }
