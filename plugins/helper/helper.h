@@ -57,6 +57,9 @@ std::vector<ResourceSpec> DecodeResourceSpecs(api::Decoder& d, api::JsonValue v)
 
 nlohmann::json ResourceSpecsToJson(const std::vector<ResourceSpec>& specs);
 
+// Converts a parsed JSON value to nlohmann::json (for canonical args output).
+nlohmann::json ToNlohmann(api::JsonValue v);
+
 // Turns a decoder's first error into InvalidArgument ("<Kind>: path: message").
 absl::Status DecoderStatus(const api::Decoder& d);
 
