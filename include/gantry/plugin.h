@@ -68,6 +68,8 @@ class QueueSortPlugin : public virtual Plugin {
 // Restricts Filter to a subset of nodes (nullopt: all nodes).
 struct PreFilterResult {
   std::optional<absl::flat_hash_set<std::string>> node_names;
+  // Filled by the framework: the plugins whose results narrowed the set.
+  std::vector<std::string> narrowed_by;
 };
 
 // Incremental updates of PreFilter state when preemption or nomination

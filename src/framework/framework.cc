@@ -293,6 +293,7 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
     }
   }
   result->node_names = std::move(narrowed);
+  result->narrowed_by = std::move(narrowing_plugins);
   return Status();
 }
 

@@ -84,8 +84,11 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
       if (pre.node_names->contains(std::string(n->name()))) narrowed.push_back(n);
     }
     candidates = &narrowed;
-    fit_error->diagnosis.absent_nodes_status =
-        Status(Code::kUnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [PreFilter]");
+    std::string plugins;
+    for (const std::string& p : pre.narrowed_by) plugins += (plugins.empty() ? "" : " ") + p;
+    fit_error->diagnosis.absent_nodes_status = Status(
+        Code::kUnschedulableAndUnresolvable, gantry::StrCat("node(s) didn't satisfy plugin(s) [", plugins, "]"));
+    for (const std::string& p : pre.narrowed_by) fit_error->diagnosis.unschedulable_plugins.insert(p);
   }
   const int n = static_cast<int>(candidates->size());
   const int32_t pct = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
