@@ -15,8 +15,6 @@ framework::NodeInfo* ClusterState::GetOrCreateNodeLocked(const std::string& name
   auto ni = std::make_unique<framework::NodeInfo>();
   framework::NodeInfo* raw = ni.get();
   nodes_.emplace(name, std::move(ni));
-  node_order_.push_back(name);
-  order_changed_ = true;
   return raw;
 }
 
@@ -40,6 +38,11 @@ void ClusterState::AddOrUpdateNode(std::shared_ptr<const api::Node> node) {
   absl::MutexLock lock(&mu_);
   const std::string name = node->meta.name;
   framework::NodeInfo* ni = GetOrCreateNodeLocked(name);
+  if (ni->node() == nullptr) {
+    // New, or a placeholder that only held pods: now schedulable, append.
+    node_order_.push_back(name);
+    order_changed_ = true;
+  }
   UpdateImagesLocked(ni->node(), node.get());
   ni->SetNode(std::move(node));
   dirty_nodes_.insert(name);
