@@ -83,7 +83,7 @@ absl::Status DecodeValue(std::string_view source, api::JsonValue root,
   }
   std::string_view kind = StringField(root, "kind");
   api::JsonValue items;
-  if (kind.size() > 4 && kind.ends_with("List") && root.is_object() &&
+  if (kind.ends_with("List") && root.is_object() &&
       root["items"].get(items) == simdjson::SUCCESS) {
     // Typed lists (PodList) may omit kind on items; kubectl's List keeps it.
     std::string_view item_kind = kind == "List" ? std::string_view() : kind.substr(0, kind.size() - 4);
