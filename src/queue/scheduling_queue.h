@@ -129,7 +129,10 @@ struct ProfileQueueConfig {
 };
 
 struct QueueOptions {
-  LessFn less;  // null: DefaultLess()
+  // activeQ order. Null means PrioritySort's order (priority desc, then
+  // timestamp) on cached keys, the fast path: leave it null when the
+  // profiles' QueueSort plugin is PrioritySort.
+  LessFn less;
   int64_t pod_initial_backoff_micros = 1'000'000;          // podInitialBackoffSeconds
   int64_t pod_max_backoff_micros = 10'000'000;             // podMaxBackoffSeconds
   int64_t pod_max_in_unschedulable_pods_micros = 300'000'000;  // 5 min upstream
@@ -278,27 +281,38 @@ class SchedulingQueue {
   struct InFlightEvent;
   enum class Strategy : uint8_t { kSkip, kQueueAfterBackoff, kQueueImmediately };
 
-  // An indexed binary heap of entries; `before` orders it.
+  // An indexed binary heap. Items cache a sort key (k1, k2, then seq) so the
+  // built-in orders (PrioritySort, backoff expiry) compare without touching
+  // the entries; with a custom Less the entries are compared through it and
+  // seq breaks ties.
   class Heap {
    public:
-    using Before = bool (*)(const SchedulingQueue&, const Entry&, const Entry&);
-    Heap(const SchedulingQueue* q, Before before) : q_(q), before_(before) {}
+    using KeyFn = void (*)(const Entry&, int64_t* k1, int64_t* k2);
+    Heap(const LessFn* custom, KeyFn key) : custom_(custom), key_(key) {}
     void Push(Entry* e);
-    Entry* Top() const { return items_.empty() ? nullptr : items_.front(); }
+    Entry* Top() const { return items_.empty() ? nullptr : items_.front().e; }
     Entry* PopTop();
     void Remove(Entry* e);
-    void Fix(Entry* e);
+    void Fix(Entry* e);  // after the entry's key changed
     size_t size() const { return items_.size(); }
-    const std::vector<Entry*>& items() const { return items_; }
+    // Entries in pop order (copies the heap; O(n log n)).
+    std::vector<Entry*> Sorted() const;
 
    private:
-    bool Less(size_t i, size_t j) const { return before_(*q_, *items_[i], *items_[j]); }
+    struct Item {
+      int64_t k1 = 0;
+      int64_t k2 = 0;
+      uint64_t seq = 0;
+      Entry* e = nullptr;
+    };
+    bool Less(const Item& a, const Item& b) const;
     void Swap(size_t i, size_t j);
     bool Up(size_t i);
     void Down(size_t i);
-    const SchedulingQueue* q_;
-    Before before_;
-    std::vector<Entry*> items_;
+    Item MakeItem(Entry* e) const;
+    const LessFn* custom_;  // null: compare cached keys
+    KeyFn key_;
+    std::vector<Item> items_;
   };
 
   // An unordered set with O(1) removal and deterministic iteration.
@@ -313,8 +327,8 @@ class SchedulingQueue {
     std::vector<Entry*> items_;
   };
 
-  static bool ActiveBefore(const SchedulingQueue& q, const Entry& a, const Entry& b);
-  static bool BackoffBefore(const SchedulingQueue& q, const Entry& a, const Entry& b);
+  static void ActiveKey(const Entry& e, int64_t* k1, int64_t* k2);
+  static void BackoffKey(const Entry& e, int64_t* k1, int64_t* k2);
 
   Entry* Find(std::string_view uid) const;
   void Detach(Entry* e);  // from its current collection
