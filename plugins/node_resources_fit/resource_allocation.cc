@@ -1,0 +1,200 @@
+#include "plugins/node_resources_fit/resource_allocation.h"
+
+#include <cmath>
+
+#include "src/api/resources.h"
+
+namespace gantry::plugins::node_resources_fit {
+namespace {
+
+constexpr int64_t kMaxUtilization = 100;
+constexpr int64_t kMaxCustomPriorityScore = 10;
+
+int64_t LeastRequestedScore(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return (capacity - requested) * framework::kMaxNodeScore / capacity;
+}
+
+int64_t MostRequestedScore(int64_t requested, int64_t capacity) {
+  if (capacity == 0) return 0;
+  // Pods without requests get the non-zero defaults, so requested may exceed capacity.
+  if (requested > capacity) requested = capacity;
+  return requested * framework::kMaxNodeScore / capacity;
+}
+
+// Upstream's helper.BuildBrokenLinearFunction over scaled shape points.
+int64_t BrokenLinear(const std::vector<std::pair<int64_t, int64_t>>& shape, int64_t p) {
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (p <= shape[i].first) {
+      if (i == 0) return shape[0].second;
+      const auto& [u0, s0] = shape[i - 1];
+      const auto& [u1, s1] = shape[i];
+      return s0 + (s1 - s0) * (p - u0) / (u1 - u0);
+    }
+  }
+  return shape.back().second;
+}
+
+}  // namespace
+
+ScorerFn LeastAllocatedScorer(std::vector<int64_t> weights) {
+  return [weights = std::move(weights)](const Int64s& requested, const Int64s& allocatable) -> int64_t {
+    int64_t node_score = 0, weight_sum = 0;
+    for (size_t i = 0; i < requested.size(); ++i) {
+      if (allocatable[i] == 0) continue;
+      node_score += LeastRequestedScore(requested[i], allocatable[i]) * weights[i];
+      weight_sum += weights[i];
+    }
+    return weight_sum == 0 ? 0 : node_score / weight_sum;
+  };
+}
+
+ScorerFn MostAllocatedScorer(std::vector<int64_t> weights) {
+  return [weights = std::move(weights)](const Int64s& requested, const Int64s& allocatable) -> int64_t {
+    int64_t node_score = 0, weight_sum = 0;
+    for (size_t i = 0; i < requested.size(); ++i) {
+      if (allocatable[i] == 0) continue;
+      node_score += MostRequestedScore(requested[i], allocatable[i]) * weights[i];
+      weight_sum += weights[i];
+    }
+    return weight_sum == 0 ? 0 : node_score / weight_sum;
+  };
+}
+
+ScorerFn RequestedToCapacityRatioScorer(std::vector<int64_t> weights,
+                                        const std::vector<UtilizationShapePoint>& shape) {
+  std::vector<std::pair<int64_t, int64_t>> scaled;
+  for (const UtilizationShapePoint& p : shape) {
+    // Shape scores are 0..10; scale them to the scheduler's 0..100.
+    scaled.emplace_back(p.utilization, int64_t{p.score} * (framework::kMaxNodeScore / kMaxCustomPriorityScore));
+  }
+  return [weights = std::move(weights), scaled = std::move(scaled)](const Int64s& requested,
+                                                                   const Int64s& allocatable) -> int64_t {
+    if (scaled.empty()) return 0;
+    int64_t node_score = 0, weight_sum = 0;
+    for (size_t i = 0; i < requested.size(); ++i) {
+      if (allocatable[i] == 0) continue;
+      int64_t resource_score;
+      if (requested[i] > allocatable[i]) {
+        resource_score = BrokenLinear(scaled, kMaxUtilization);
+      } else {
+        resource_score = BrokenLinear(scaled, requested[i] * kMaxUtilization / allocatable[i]);
+      }
+      if (resource_score > 0) {
+        node_score += resource_score * weights[i];
+        weight_sum += weights[i];
+      }
+    }
+    if (weight_sum == 0) return 0;
+    return static_cast<int64_t>(std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+  };
+}
+
+int64_t BalancedResourceScorer(const Int64s& requested, const Int64s& allocatable) {
+  absl::InlinedVector<double, 4> fractions;
+  double total = 0;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    if (allocatable[i] == 0) continue;
+    double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
+    if (f > 1) f = 1;
+    total += f;
+    fractions.push_back(f);
+  }
+  double stddev = 0;
+  if (fractions.size() == 2) {
+    stddev = std::abs((fractions[0] - fractions[1]) / 2);
+  } else if (fractions.size() > 2) {
+    double mean = total / static_cast<double>(fractions.size());
+    double sum = 0;
+    for (double f : fractions) sum += (f - mean) * (f - mean);
+    stddev = std::sqrt(sum / static_cast<double>(fractions.size()));
+  }
+  return static_cast<int64_t>((1 - stddev) * static_cast<double>(framework::kMaxNodeScore));
+}
+
+ResourceAllocationScorer::ResourceAllocationScorer(const std::vector<helper::ResourceSpec>& resources,
+                                                   bool use_requested, ScorerFn scorer)
+    : use_requested_(use_requested), scorer_(std::move(scorer)) {
+  const api::ResourceNames& n = api::ResourceNames::Get();
+  for (const helper::ResourceSpec& r : resources) {
+    api::Symbol name = api::Symbol::Intern(r.name);
+    names_.push_back(name);
+    if (name == n.cpu) {
+      kinds_.push_back(Kind::kCpu);
+    } else if (name == n.memory) {
+      kinds_.push_back(Kind::kMemory);
+    } else if (name == n.ephemeral_storage) {
+      kinds_.push_back(Kind::kEphemeralStorage);
+    } else if (name == n.pods) {
+      kinds_.push_back(Kind::kPods);
+    } else {
+      kinds_.push_back(Kind::kScalar);
+    }
+  }
+}
+
+Int64s ResourceAllocationScorer::PodRequests(const framework::PodInfo& pod) const {
+  Int64s out(names_.size(), 0);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    switch (kinds_[i]) {
+      case Kind::kCpu:
+        out[i] = use_requested_ ? pod.requests.milli_cpu : pod.non_zero_requests.milli_cpu;
+        break;
+      case Kind::kMemory:
+        out[i] = use_requested_ ? pod.requests.memory : pod.non_zero_requests.memory;
+        break;
+      default:
+        out[i] = pod.requests.Get(names_[i]);
+        break;
+    }
+  }
+  return out;
+}
+
+void ResourceAllocationScorer::AllocatableRequest(const framework::NodeInfo& node, size_t i,
+                                                  int64_t pod_request, int64_t* alloc, int64_t* req) const {
+  const framework::Resource& requested = use_requested_ ? node.requested() : node.non_zero_requested();
+  const framework::Resource& allocatable = node.allocatable();
+  *alloc = 0;
+  *req = 0;
+  switch (kinds_[i]) {
+    case Kind::kCpu:
+      *alloc = allocatable.milli_cpu;
+      *req = requested.milli_cpu + pod_request;
+      return;
+    case Kind::kMemory:
+      *alloc = allocatable.memory;
+      *req = requested.memory + pod_request;
+      return;
+    case Kind::kEphemeralStorage:
+      *alloc = allocatable.ephemeral_storage;
+      *req = node.requested().ephemeral_storage + pod_request;
+      return;
+    case Kind::kPods:
+    case Kind::kScalar:
+      // A scalar resource the pod does not ask for is left out of the score.
+      if (pod_request == 0) return;
+      for (const api::ResourceAmount& a : allocatable.scalar) {
+        if (a.name == names_[i]) {
+          *alloc = a.value;
+          *req = node.requested().Get(names_[i]) + pod_request;
+          return;
+        }
+      }
+      return;
+  }
+}
+
+int64_t ResourceAllocationScorer::Score(const framework::NodeInfo& node, const Int64s& pod_requests) const {
+  Int64s requested(names_.size(), 0), allocatable(names_.size(), 0);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    int64_t alloc, req;
+    AllocatableRequest(node, i, pod_requests[i], &alloc, &req);
+    if (alloc == 0) continue;
+    allocatable[i] = alloc;
+    requested[i] = req;
+  }
+  return scorer_(requested, allocatable);
+}
+
+}  // namespace gantry::plugins::node_resources_fit
