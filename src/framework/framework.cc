@@ -45,6 +45,16 @@ bool Contains(const std::vector<std::string>& v, std::string_view s) {
 
 }  // namespace
 
+ProfileSpec ProfileSpec::MultiPoint(std::string scheduler_name, std::vector<PluginSpec> plugins) {
+  ProfileSpec spec;
+  spec.scheduler_name = std::move(scheduler_name);
+  for (ExtensionPoint point : kAllPoints) {
+    for (const PluginSpec& p : plugins) spec.points[point].push_back(PointPlugin{p.name, true});
+  }
+  spec.plugins = std::move(plugins);
+  return spec;
+}
+
 std::string_view ExtensionPointName(ExtensionPoint p) {
   switch (p) {
     case ExtensionPoint::kPreEnqueue: return "preEnqueue";
@@ -82,87 +92,73 @@ absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const ProfileSpec& 
   fw->pct_nodes_to_score_ = spec.percentage_of_nodes_to_score;
   fw->snapshot_ = &fw->empty_snapshot_;
 
-  // Instantiate each named plugin once, in first-mention order.
-  std::vector<std::string> names;
-  auto mention = [&](const PluginSetSpec& set) {
-    for (const PluginRef& ref : set.enabled) {
-      if (!Contains(names, ref.name)) names.push_back(ref.name);
-    }
-  };
-  mention(spec.multi_point);
-  for (ExtensionPoint p : kAllPoints) {
-    auto it = spec.points.find(p);
-    if (it != spec.points.end()) mention(it->second);
-  }
   absl::flat_hash_map<std::string, Plugin*> by_name;
-  for (const std::string& name : names) {
-    const PluginRegistration* reg = registry.Find(name);
+  absl::flat_hash_map<std::string, int32_t> weights;
+  for (const PluginSpec& ps : spec.plugins) {
+    if (by_name.contains(ps.name)) {
+      return absl::InvalidArgumentError(
+          gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"", ps.name, "\" listed twice"));
+    }
+    const PluginRegistration* reg = registry.Find(ps.name);
     if (reg == nullptr) {
-      return absl::NotFoundError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"", name,
+      return absl::NotFoundError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"", ps.name,
                                                 "\" does not exist"));
     }
     simdjson::dom::parser parser;
     api::JsonValue args;
-    auto args_it = spec.plugin_args.find(name);
-    std::string args_text = args_it == spec.plugin_args.end() ? "null" : args_it->second;
+    const std::string args_text = ps.args_json.empty() ? "null" : ps.args_json;
     if (parser.parse(args_text).get(args) != simdjson::SUCCESS) {
       return absl::InvalidArgumentError(
-          gantry::StrCat("profile ", spec.scheduler_name, ": plugin ", name, ": args are not valid JSON"));
+          gantry::StrCat("profile ", spec.scheduler_name, ": plugin ", ps.name, ": args are not valid JSON"));
     }
-    api::Decoder d(reg->args_kind.empty() ? name + "Args" : reg->args_kind);
+    api::Decoder d(reg->args_kind.empty() ? ps.name + "Args" : reg->args_kind);
     absl::StatusOr<std::unique_ptr<Plugin>> plugin = reg->factory(d, args, *fw);
     if (!d.ok()) return d.Finish(args);
     if (!plugin.ok()) {
       return absl::Status(plugin.status().code(),
-                          gantry::StrCat("profile ", spec.scheduler_name, ": plugin ", name, ": ",
+                          gantry::StrCat("profile ", spec.scheduler_name, ": plugin ", ps.name, ": ",
                                          AsStd(plugin.status().message())));
     }
-    by_name[name] = plugin->get();
+    if (ps.weight < 0) {
+      return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": score plugin ",
+                                                       ps.name, " has a negative weight"));
+    }
+    by_name[ps.name] = plugin->get();
+    weights[ps.name] = ps.weight == 0 ? 1 : ps.weight;
     fw->owned_.push_back(*std::move(plugin));
   }
 
-  // Expand per extension point.
   for (ExtensionPoint point : kAllPoints) {
-    std::vector<PluginRef> list;
-    const PluginSetSpec* specific = nullptr;
-    if (auto it = spec.points.find(point); it != spec.points.end()) specific = &it->second;
-    if (specific != nullptr) {
-      for (const PluginRef& ref : specific->enabled) {
-        if (!Implements(by_name[ref.name], point)) {
-          return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"",
-                                                           ref.name, "\" does not extend ",
-                                                           ExtensionPointName(point), " plugin"));
-        }
-        bool dup = false;
-        for (const PluginRef& r : list) dup |= r.name == ref.name;
-        if (dup) {
-          return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"",
-                                                           ref.name, "\" already registered as \"",
-                                                           ExtensionPointName(point), "\""));
-        }
-        list.push_back(ref);
+    auto it = spec.points.find(point);
+    if (it == spec.points.end()) continue;
+    std::vector<std::string> seen;
+    for (const PointPlugin& entry : it->second) {
+      auto pit = by_name.find(entry.name);
+      if (pit == by_name.end()) {
+        return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"",
+                                                         entry.name, "\" is enabled at ",
+                                                         ExtensionPointName(point), " but not instantiated"));
       }
-    }
-    for (const PluginRef& ref : spec.multi_point.enabled) {
-      if (Contains(spec.multi_point.disabled, ref.name)) continue;
-      if (specific != nullptr &&
-          (Contains(specific->disabled, "*") || Contains(specific->disabled, ref.name))) {
-        continue;
+      Plugin* p = pit->second;
+      if (!Implements(p, point)) {
+        if (entry.via_multi_point) continue;
+        return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"",
+                                                         entry.name, "\" does not extend ",
+                                                         ExtensionPointName(point), " plugin"));
       }
-      bool dup = false;
-      for (const PluginRef& r : list) dup |= r.name == ref.name;
-      if (dup || !Implements(by_name[ref.name], point)) continue;
-      list.push_back(ref);
-    }
-    for (const PluginRef& ref : list) {
-      Plugin* p = by_name[ref.name];
+      if (Contains(seen, entry.name)) {
+        return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": plugin \"",
+                                                         entry.name, "\" already registered as \"",
+                                                         ExtensionPointName(point), "\""));
+      }
+      seen.push_back(entry.name);
       switch (point) {
         case ExtensionPoint::kPreEnqueue: fw->pre_enqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p)); break;
         case ExtensionPoint::kQueueSort:
           if (fw->queue_sort_ != nullptr) {
             return absl::InvalidArgumentError(gantry::StrCat(
                 "profile ", spec.scheduler_name, ": only one queueSort plugin may be enabled, found ",
-                fw->queue_sort_->Name(), " and ", ref.name));
+                fw->queue_sort_->Name(), " and ", entry.name));
           }
           fw->queue_sort_ = dynamic_cast<QueueSortPlugin*>(p);
           break;
@@ -171,11 +167,7 @@ absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const ProfileSpec& 
         case ExtensionPoint::kPostFilter: fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(p)); break;
         case ExtensionPoint::kPreScore: fw->pre_score_.push_back(dynamic_cast<PreScorePlugin*>(p)); break;
         case ExtensionPoint::kScore:
-          if (ref.weight < 0) {
-            return absl::InvalidArgumentError(gantry::StrCat("profile ", spec.scheduler_name, ": score plugin ",
-                                                             ref.name, " has a negative weight"));
-          }
-          fw->score_.push_back({dynamic_cast<ScorePlugin*>(p), ref.weight == 0 ? 1 : ref.weight});
+          fw->score_.push_back({dynamic_cast<ScorePlugin*>(p), weights[entry.name]});
           break;
         case ExtensionPoint::kReserve: fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(p)); break;
         case ExtensionPoint::kPermit: fw->permit_.push_back(dynamic_cast<PermitPlugin*>(p)); break;

@@ -45,27 +45,33 @@ std::string_view ExtensionPointName(ExtensionPoint p);
 // Parses the config spelling ("preFilter", "multiPoint" is not a point).
 std::optional<ExtensionPoint> ParseExtensionPoint(std::string_view s);
 
-struct PluginRef {
+// One plugin of a profile: instantiated once with its args.
+struct PluginSpec {
   std::string name;
-  int32_t weight = 0;  // score only; 0 means 1
+  int32_t weight = 1;  // Score weight; 0 means 1
+  std::string args_json;  // "" or "null": defaults
 };
 
-struct PluginSetSpec {
-  std::vector<PluginRef> enabled;
-  std::vector<std::string> disabled;  // "*" disables every multiPoint plugin here
+// One candidate at one extension point, in run order.
+struct PointPlugin {
+  std::string name;
+  // true: enabled via multiPoint, kept only if the plugin implements the
+  // point; false: named at this point explicitly, must implement it.
+  bool via_multi_point = true;
 };
 
-// A profile as the configuration resolved it (defaults already merged into
-// multi_point). Per point, plugins named there come first, in their order;
-// then the multiPoint plugins that implement the point and are not disabled
-// there (upstream's expansion order).
+// A profile as the configuration resolved it (src/config owns the merge
+// rules: defaults, multiPoint, enabled/disabled). The framework instantiates
+// `plugins` and keeps, per point, the candidates that implement it.
 struct ProfileSpec {
   std::string scheduler_name = "gantry-scheduler";
   std::optional<int32_t> percentage_of_nodes_to_score;
-  PluginSetSpec multi_point;
-  absl::flat_hash_map<ExtensionPoint, PluginSetSpec> points;
-  // Plugin name -> args JSON text (absent: defaults).
-  absl::flat_hash_map<std::string, std::string> plugin_args;
+  std::vector<PluginSpec> plugins;
+  absl::flat_hash_map<ExtensionPoint, std::vector<PointPlugin>> points;
+
+  // All `plugins` enabled through multiPoint at every point, in order
+  // (convenient for tests and simple profiles).
+  static ProfileSpec MultiPoint(std::string scheduler_name, std::vector<PluginSpec> plugins);
 };
 
 struct WeightedScorePlugin {

@@ -96,10 +96,8 @@ inline void RegisterFakePlugins(framework::Registry& r) {
 }
 
 inline framework::ProfileSpec FakeProfile() {
-  framework::ProfileSpec spec;
-  spec.scheduler_name = "gantry-scheduler";
-  spec.multi_point.enabled = {{"FakeSort", 0}, {"FakeFit", 0}, {"FakeLabelScore", 1}, {"FakeBinder", 0}};
-  return spec;
+  return framework::ProfileSpec::MultiPoint(
+      "gantry-scheduler", {{"FakeSort", 1, ""}, {"FakeFit", 1, ""}, {"FakeLabelScore", 1, ""}, {"FakeBinder", 1, ""}});
 }
 
 }  // namespace gantry::testing

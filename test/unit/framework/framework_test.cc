@@ -61,15 +61,20 @@ TEST(FrameworkTest, CreateErrors) {
     std::string want;
   };
   std::vector<Case> cases = {
-      {"unknown plugin", [](ProfileSpec& s) { s.multi_point.enabled.push_back({"Nope", 0}); },
+      {"unknown plugin", [](ProfileSpec& s) { s.plugins.push_back({"Nope", 1, ""}); },
        "plugin \"Nope\" does not exist"},
       {"explicit point not implemented",
-       [](ProfileSpec& s) { s.points[ExtensionPoint::kScore].enabled.push_back({"FakeFit", 1}); },
+       [](ProfileSpec& s) { s.points[ExtensionPoint::kScore].push_back({"FakeFit", false}); },
        "plugin \"FakeFit\" does not extend score plugin"},
-      {"no queue sort", [](ProfileSpec& s) { s.multi_point.enabled.erase(s.multi_point.enabled.begin()); },
+      {"multiPoint entry not implemented is dropped, explicit duplicate is not",
+       [](ProfileSpec& s) { s.points[ExtensionPoint::kFilter].push_back({"FakeFit", false}); },
+       "plugin \"FakeFit\" already registered as \"filter\""},
+      {"no queue sort", [](ProfileSpec& s) { s.points.erase(ExtensionPoint::kQueueSort); },
        "no queueSort plugin is enabled"},
-      {"no binder", [](ProfileSpec& s) { s.multi_point.enabled.pop_back(); }, "at least one bind plugin"},
-      {"negative weight", [](ProfileSpec& s) { s.multi_point.enabled[2].weight = -1; }, "negative weight"},
+      {"no binder", [](ProfileSpec& s) { s.points.erase(ExtensionPoint::kBind); }, "at least one bind plugin"},
+      {"negative weight", [](ProfileSpec& s) { s.plugins[2].weight = -1; }, "negative weight"},
+      {"listed twice", [](ProfileSpec& s) { s.plugins.push_back(s.plugins[0]); }, "listed twice"},
+      {"bad args JSON", [](ProfileSpec& s) { s.plugins[0].args_json = "{"; }, "args are not valid JSON"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -86,12 +91,14 @@ TEST(FrameworkTest, CreateErrors) {
   }
 }
 
-TEST(FrameworkTest, DisabledStarAtPointRemovesMultiPointPlugins) {
+TEST(FrameworkTest, ExplicitEntriesComeFirst) {
   ProfileSpec spec = FakeProfile();
-  spec.points[ExtensionPoint::kScore].disabled = {"*"};
+  spec.points[ExtensionPoint::kScore] = {{"FakeLabelScore", false}};
   Fixture f(spec);
-  EXPECT_TRUE(f.fw->PluginNames(ExtensionPoint::kScore).empty());
-  EXPECT_EQ(f.fw->PluginNames(ExtensionPoint::kFilter), std::vector<std::string>{"FakeFit"});
+  EXPECT_EQ(f.fw->PluginNames(ExtensionPoint::kScore), std::vector<std::string>{"FakeLabelScore"});
+  spec.points[ExtensionPoint::kScore].clear();
+  Fixture g(spec);
+  EXPECT_TRUE(g.fw->PluginNames(ExtensionPoint::kScore).empty());
 }
 
 TEST(NumFeasibleNodesToFindTest, UpstreamFormula) {
