@@ -43,7 +43,9 @@ class CycleState {
   // Typed read; NotFound when the key is absent, Internal on a type mismatch.
   template <typename T>
   absl::StatusOr<T*> Read(std::string_view key) const {
-    auto it = data_.find(std::string(key));
+    // Heterogeneous lookup: no std::string per call (Filter/Score read once
+    // per node).
+    auto it = data_.find(gantry::AsAbsl(key));
     if (it == data_.end()) {
       return absl::NotFoundError(gantry::StrCat("error reading \"", key, "\" from cycleState: not found"));
     }
