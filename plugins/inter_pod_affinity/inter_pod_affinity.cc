@@ -105,6 +105,7 @@ int ParallelChunks(framework::Parallelizer& par, int n, F&& fn) {
 }
 
 void MergeInto(TopologyCounts& dst, const TopologyCounts& src) {
+  dst.reserve(dst.size() + src.size());
   for (const auto& [k, v] : src) dst[k] += v;
 }
 
@@ -199,6 +200,7 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
     std::vector<TopologyCounts> partial(static_cast<size_t>(std::max(1, par.parallelism() * 4)));
     int chunks = ParallelChunks(par, static_cast<int>(anti_nodes.size()), [&](int c, int begin, int end) {
       TopologyCounts& local = partial[c];
+      local.reserve(static_cast<size_t>(end - begin));
       for (int i = begin; i < end; ++i) {
         const NodeInfo* ni = anti_nodes[i];
         if (ni->node() == nullptr) continue;
@@ -210,7 +212,11 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
         }
       }
     });
-    for (int c = 0; c < chunks; ++c) MergeInto(s->existing_anti, partial[c]);
+    if (chunks == 1) {
+      s->existing_anti = std::move(partial[0]);
+    } else {
+      for (int c = 0; c < chunks; ++c) MergeInto(s->existing_anti, partial[c]);
+    }
   }
 
   // (2), (3) Existing pods matching the incoming pod's required terms.
@@ -222,6 +228,8 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
     int chunks = ParallelChunks(par, static_cast<int>(nodes.size()), [&](int c, int begin, int end) {
       TopologyCounts& aff = aff_partial[c];
       TopologyCounts& anti = anti_partial[c];
+      if (!aff_terms.empty()) aff.reserve(static_cast<size_t>(end - begin));
+      if (!anti_terms.empty()) anti.reserve(static_cast<size_t>(end - begin));
       for (int i = begin; i < end; ++i) {
         const NodeInfo* ni = nodes[i];
         if (ni->node() == nullptr) continue;
