@@ -56,8 +56,10 @@ absl::StatusOr<bool> EvaluateSelector(const Program& program, const DeviceInput&
     }
     return absl::InvalidArgumentError(msg);
   }
+  std::string shown = DebugString(r);
+  if (shown.size() > 200) shown = shown.substr(0, 200) + "...";
   return absl::InvalidArgumentError(StrCat("CEL result of type ", TypeName(r),
-                                                 " could not be converted to bool: ", DebugString(r)));
+                                           " could not be converted to bool: ", shown));
 }
 
 }  // namespace gantry::cel

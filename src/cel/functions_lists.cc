@@ -98,16 +98,18 @@ Value FnSlice(EvalContext&, const Value* a, size_t n) {
   return Value::List(std::move(out));
 }
 
-void Flatten(const Value& l, int64_t depth, std::vector<Value>* out) {
+bool Flatten(EvalContext& ctx, const Value& l, int64_t depth, std::vector<Value>* out) {
   size_t sz = ListSize(l);
   for (size_t i = 0; i < sz; ++i) {
+    if (!ctx.Charge(1)) return false;
     Value e = ListGet(l, i);
     if (e.kind() == Kind::kList && depth > 0) {
-      Flatten(e, depth - 1, out);
+      if (!Flatten(ctx, e, depth - 1, out)) return false;
     } else {
       out->push_back(std::move(e));
     }
   }
+  return true;
 }
 
 Value FnFlatten(EvalContext& ctx, const Value* a, size_t n) {
@@ -118,8 +120,7 @@ Value FnFlatten(EvalContext& ctx, const Value* a, size_t n) {
   if (depth < 0) return Value::Error("level must be non-negative");
   if (depth > 100) depth = 100;
   std::vector<Value> out;
-  Flatten(a[0], depth, &out);
-  ctx.cost += out.size();
+  if (!Flatten(ctx, a[0], depth, &out)) return CostLimitError();
   return Value::List(std::move(out));
 }
 

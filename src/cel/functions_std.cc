@@ -95,7 +95,8 @@ Value FnAdd(EvalContext& ctx, const Value* a, size_t n) {
     case Kind::kDouble: return Value::Double(a[0].double_value() + a[1].double_value());
     case Kind::kString:
     case Kind::kBytes: {
-      ctx.cost += (a[0].str().size() + a[1].str().size()) / 10;
+      // Charged before allocating so that doubling chains hit the cost limit.
+      if (!ctx.Charge((a[0].str().size() + a[1].str().size()) / 10)) return CostLimitError();
       std::string s = StrCat(a[0].str(), a[1].str());
       return a[0].kind() == Kind::kString ? Value::String(std::move(s)) : Value::Bytes(std::move(s));
     }
@@ -103,11 +104,11 @@ Value FnAdd(EvalContext& ctx, const Value* a, size_t n) {
       size_t n0 = ListSize(a[0]), n1 = ListSize(a[1]);
       if (n1 == 0) return a[0];
       if (n0 == 0) return a[1];
+      if (!ctx.Charge(n0 + n1)) return CostLimitError();
       std::vector<Value> out;
       out.reserve(n0 + n1);
       for (size_t i = 0; i < n0; ++i) out.push_back(ListGet(a[0], i));
       for (size_t i = 0; i < n1; ++i) out.push_back(ListGet(a[1], i));
-      ctx.cost += (n0 + n1) / 10;
       return Value::List(std::move(out));
     }
     default: return NoSuchOverload("_+_");

@@ -124,7 +124,9 @@ Value FnReplace(EvalContext& ctx, const Value* a, size_t n) {
   }
   std::string_view s = a[0].str(), from = a[1].str(), to = a[2].str();
   int64_t limit = n == 4 ? a[3].int_value() : -1;
-  ctx.cost += s.size() / 10;
+  // Upper bound of the output size, charged before building it.
+  uint64_t bound = s.size() + (static_cast<uint64_t>(s.size()) + 1) * (to.size() > from.size() ? to.size() - from.size() : 0);
+  if (!ctx.Charge(bound / 10 + 1)) return CostLimitError();
   std::string out;
   int64_t done = 0;
   if (from.empty()) {
@@ -175,6 +177,7 @@ Value FnSplit(EvalContext& ctx, const Value* a, size_t n) {
         out.push_back(Value::String(std::string(s.substr(pos))));
         return Value::List(std::move(out));
       }
+      if (!ctx.Charge(1)) return CostLimitError();
       size_t next = pos;
       uint32_t cp;
       DecodeUtf8(s, &next, &cp);
@@ -194,6 +197,7 @@ Value FnSplit(EvalContext& ctx, const Value* a, size_t n) {
       out.push_back(Value::String(std::string(s.substr(pos))));
       break;
     }
+    if (!ctx.Charge(1)) return CostLimitError();
     out.push_back(Value::String(std::string(s.substr(pos, f - pos))));
     pos = f + sep.size();
   }
@@ -237,7 +241,7 @@ Value FnTrim(EvalContext&, const Value* a, size_t n) {
   return Value::String(std::move(out));
 }
 
-Value FnJoin(EvalContext&, const Value* a, size_t n) {
+Value FnJoin(EvalContext& ctx, const Value* a, size_t n) {
   if ((n != 1 && n != 2) || a[0].kind() != Kind::kList || (n == 2 && !IsStr(a[1]))) {
     return NoSuchOverload("join");
   }
@@ -247,6 +251,7 @@ Value FnJoin(EvalContext&, const Value* a, size_t n) {
   for (size_t i = 0; i < sz; ++i) {
     Value e = ListGet(a[0], i);
     if (!IsStr(e)) return NoSuchOverload("join");
+    if (!ctx.Charge((sep.size() + e.str().size()) / 10 + 1)) return CostLimitError();
     if (i) out.append(sep);
     out.append(e.str());
   }
@@ -388,6 +393,7 @@ Value FnFormat(EvalContext& ctx, const Value* a, size_t n) {
       return FormatError(StrCat("index ", next, " out of range"));
     }
     Value arg = ListGet(args, next++);
+    if (!ctx.Charge(out.size() / 10 + 1) || out.size() > (64u << 20)) return CostLimitError();
     switch (verb) {
       case 's':
         if (!FormatString(arg, &out)) return FormatError(StrCat("error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given ", TypeName(arg)));
@@ -412,7 +418,7 @@ Value FnFormat(EvalContext& ctx, const Value* a, size_t n) {
           out.append(FormatSpecialDouble(d));
           break;
         }
-        char buf[1100];
+        char buf[1400];
         std::snprintf(buf, sizeof(buf), verb == 'f' ? "%.*f" : "%.*e", precision < 0 ? 6 : precision, d);
         out.append(buf);
         break;

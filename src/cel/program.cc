@@ -579,6 +579,7 @@ Value Evaluator::EvalComp(const Node* n) {
           continue;
         }
         if (r.kind() != Kind::kMap) return NoSuchOverload("transformMapEntry");
+        if (!ctx_.Charge(data->entries.size() / 8 + 1)) return CostLimitError();
         size_t m = MapSize(r);
         for (size_t j = 0; j < m; ++j) {
           Value k = MapKeyAt(r, j);

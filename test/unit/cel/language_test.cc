@@ -172,6 +172,21 @@ TEST(Cost, CustomLimit) {
   EXPECT_EQ(v.error_message(), "operation cancelled: actual cost limit exceeded");
 }
 
+TEST(Cost, DoublingValuesHitLimitBeforeAllocating) {
+  for (std::string seed : {"'" + std::string(100, 'x') + "'", std::string("[1, 2, 3, 4]")}) {
+    std::string e = seed;
+    for (int i = 0; i < 45; ++i) {
+      std::string v = "v" + std::to_string(i);
+      e = "cel.bind(" + v + ", " + e + ", " + v + " + " + v + ")";
+    }
+    auto p = Compile("size(" + e + ") > 0", Env::Standard());
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    Value r = (*p)->Evaluate({});
+    ASSERT_TRUE(r.is_error());
+    EXPECT_THAT(r.error_message(), HasSubstr("actual cost limit exceeded"));
+  }
+}
+
 TEST(Cache, ReturnsSameProgramAndCachesErrors) {
   ProgramCache cache(Env::Standard(), 2);
   auto a = cache.Get("1 + 1 == 2");
