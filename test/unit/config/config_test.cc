@@ -333,6 +333,30 @@ TEST(ConfigMerge, ZeroWeightMeansOne) {
   EXPECT_EQ(c->profiles[0].FindPlugin("MyPlugin")->at(ExtensionPoint::kScore), Enablement::kExplicit);
 }
 
+TEST(ConfigMerge, WorkloadExtensionPoints) {
+  auto c = Load(R"(
+percentageOfPlacementsToScore: 20
+profiles:
+- percentageOfPlacementsToScore: 50
+  plugins:
+    placementScore:
+      enabled:
+      - name: CustomPlugin1
+        weight: 4
+    placementGenerate:
+      enabled:
+      - name: CustomPlugin2
+)");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->percentage_of_placements_to_score, 20);
+  const Profile& p = c->profiles[0];
+  EXPECT_EQ(p.percentage_of_placements_to_score, 50);
+  EXPECT_EQ(p.FindPlugin("CustomPlugin1")->placement_score_weight, 4);
+  EXPECT_EQ(p.FindPlugin("CustomPlugin1")->weight, 1);
+  EXPECT_EQ(Candidates(p, ExtensionPoint::kPlacementGenerate),
+            With(Star(kDefaultsAvailable), {"CustomPlugin2"}));
+}
+
 // ---- Profiles ---------------------------------------------------------------------------
 
 TEST(ConfigProfiles, MultipleProfilesFixture) {
