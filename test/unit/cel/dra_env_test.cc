@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/cel/api_adapter.h"
 #include "src/cel/dra_env.h"
 #include "src/cel/selector_tool.h"
 
@@ -264,6 +265,45 @@ TEST(SelectorTool, ClassSelectorsFirstAndErrors) {
   EXPECT_EQ(code, kSelectorToolBadInput);
   EXPECT_THAT(err2.str(), HasSubstr("<input>:1:17"));
   EXPECT_THAT(err2.str(), HasSubstr(" | device.driver ==\n | ................^"));
+}
+
+}  // namespace
+}  // namespace gantry::cel
+
+namespace gantry::cel {
+namespace {
+
+TEST(ApiAdapter, BuildsDeviceInputFromDecodedDevice) {
+  api::Device d;
+  d.name = api::Symbol::Intern("gpu-0");
+  api::DeviceAttribute model;
+  model.name = api::Symbol::Intern("gpu.example.com/model");
+  model.value.type = api::AttributeType::kString;
+  model.value.string_value = api::Symbol::Intern("H100");
+  d.attributes.push_back(model);
+  api::DeviceListAttribute ints;
+  ints.name = api::Symbol::Intern("gpu.example.com/ids");
+  ints.type = api::AttributeType::kInt;
+  for (int i = 1; i <= 3; ++i) {
+    api::AttributeValue v;
+    v.int_value = i;
+    ints.values.push_back(v);
+  }
+  d.list_attributes.push_back(ints);
+  api::DeviceCapacity mem;
+  mem.name = api::Symbol::Intern("gpu.example.com/memory");
+  mem.value = *api::Quantity::Parse("80Gi");
+  d.capacity.push_back(mem);
+  DeviceInputBuilder builder;
+  const DeviceInput& in = builder.Build("gpu.example.com", d);
+  auto p = Compile(
+      "device.attributes['gpu.example.com'].model == 'H100' && device.attributes['gpu.example.com'].ids.includes(2) && "
+      "device.capacity['gpu.example.com'].memory.isGreaterThan(quantity('40Gi'))",
+      DraSelectorEnv());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto r = EvaluateSelector(**p, in);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(*r);
 }
 
 }  // namespace
