@@ -747,4 +747,6 @@ framework::PluginRegistration Registration() {
   return framework::PluginRegistration{std::string(kName), &New, &DefaultArgs, std::string(kArgsKind)};
 }
 
+absl::Status Register(framework::Registry& registry) { return registry.Register(Registration()); }
+
 }  // namespace gantry::plugins::pod_topology_spread

@@ -151,6 +151,8 @@ absl::StatusOr<std::unique_ptr<framework::Plugin>> New(api::Decoder& d, api::Jso
                                                        framework::FrameworkHandle& handle);
 nlohmann::json DefaultArgs(api::Decoder& d, api::JsonValue args);
 framework::PluginRegistration Registration();
+// Adds the plugin to `registry` (RegisterBuiltinPlugins calls this).
+absl::Status Register(framework::Registry& registry);
 
 }  // namespace gantry::plugins::pod_topology_spread
 
