@@ -18,6 +18,11 @@ absl::StatusOr<framework::ProfileSpec> ToProfileSpec(const config::Profile& prof
     std::optional<framework::ExtensionPoint> fp =
         framework::ParseExtensionPoint(config::ExtensionPointField(cp));
     if (!fp) {
+      // multiPoint expands to every point; no plugin can implement one the
+      // framework does not offer, so only explicit entries are an error.
+      bool explicit_entry = false;
+      for (const config::PointEntry& e : entries) explicit_entry |= !e.via_multi_point;
+      if (!explicit_entry) continue;
       return absl::UnimplementedError(gantry::StrCat(
           "profile ", profile.scheduler_name, ": extension point ", config::ExtensionPointField(cp),
           " is not supported by this version of Gantry (plugin ", entries.front().name, ")"));
