@@ -733,6 +733,8 @@ TEST_F(QueueTest, ConcurrentAddersAndOnePopper) {
   constexpr int kPerThread = 2000;
   std::atomic<int> popped{0};
   std::set<std::string> seen;
+  SchedulingQueue& queue = q();  // created before the threads start
+  (void)queue;
   std::thread popper([&] {
     while (auto qpi = q().Pop()) {
       seen.insert(qpi->pod_info->uid());
@@ -776,6 +778,8 @@ TEST_F(QueueTest, ConcurrentAddersAndOnePopper) {
 
 TEST_F(QueueTest, CloseWakesBlockedPop) {
   std::atomic<bool> returned{false};
+  SchedulingQueue& queue = q();
+  (void)queue;
   std::thread t([&] {
     EXPECT_FALSE(q().Pop().has_value());
     returned = true;
