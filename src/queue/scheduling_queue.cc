@@ -91,6 +91,8 @@ LessFn DefaultLess() {
 }
 
 LessFn LessFromPlugin(const framework::QueueSortPlugin* plugin) {
+  // The built-in PrioritySort orders exactly like the cached-key fast path.
+  if (plugin == nullptr || plugin->Name() == "PrioritySort") return nullptr;
   return [plugin](const QueuedPodInfo& a, const QueuedPodInfo& b) { return plugin->Less(a, b); };
 }
 

@@ -96,7 +96,9 @@ using PreCheckFn = std::function<bool(const api::Pod& pod)>;
 
 // PrioritySort's order: higher priority first, then earlier timestamp.
 LessFn DefaultLess();
-// Adapts a QueueSort plugin (not owned; must outlive the queue).
+// Adapts a QueueSort plugin (not owned; must outlive the queue). Returns null
+// (the cached-key fast path) for null and for the built-in "PrioritySort",
+// whose Less is exactly DefaultLess().
 LessFn LessFromPlugin(const framework::QueueSortPlugin* plugin);
 
 // Labels of the events the queue itself generates (metrics and logs).

@@ -182,6 +182,31 @@ TEST_F(QueueTest, QueueSortPluginOrdersActiveQ) {
   EXPECT_THAT(DrainNames(), ElementsAre("d", "c", "b", "a"));
 }
 
+TEST_F(QueueTest, PrioritySortPluginUsesFastPath) {
+  class PrioritySort : public framework::QueueSortPlugin {
+   public:
+    std::string_view Name() const override { return "PrioritySort"; }
+    bool Less(const QueuedPodInfo&, const QueuedPodInfo&) const override { return false; }
+  } plugin;
+  EXPECT_FALSE(static_cast<bool>(LessFromPlugin(&plugin)));
+  EXPECT_FALSE(static_cast<bool>(LessFromPlugin(nullptr)));
+  // The fast path and DefaultLess agree.
+  options_.less = DefaultLess();
+  for (int i = 0; i < 50; ++i) {
+    clock_.Advance(i % 3);
+    q().Add(Info("p" + std::to_string(i), (i * 7) % 5));
+  }
+  std::vector<std::string> with_fn = DrainNames();
+  options_.less = nullptr;
+  queue_.reset();
+  clock_.Set(1'000 * kSecond);
+  for (int i = 0; i < 50; ++i) {
+    clock_.Advance(i % 3);
+    q().Add(Info("p" + std::to_string(i), (i * 7) % 5));
+  }
+  EXPECT_EQ(DrainNames(), with_fn);
+}
+
 TEST_F(QueueTest, UpdateReordersActiveQ) {
   q().Add(Info("a", 1));
   q().Add(Info("b", 2));
