@@ -1,14 +1,20 @@
-// `gantry simulate`: loads a cluster snapshot and reports on it.
+// `gantry simulate`: schedules a recorded or generated cluster offline with
+// the real engine (in-memory binder, virtual clock) and reports the outcome.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "plugins/registry/registry.h"
+#include "src/config/config.h"
 #include "src/main/commands.h"
+#include "src/scheduler/setup.h"
 #include "src/sim/loader.h"
 #include "src/sim/report.h"
+#include "src/sim/simulation.h"
 
 namespace gantry::cmd {
 namespace {
@@ -21,38 +27,84 @@ struct SimulateOptions {
   std::vector<std::string> scheduler_names;
 };
 
+std::string Msg(const absl::Status& st) { return std::string(st.message()); }
+
 int RunSimulate(const SimulateOptions& opts) {
-  api::ObjectSet objects;
-  sim::LoadStats stats;
-  auto start = std::chrono::steady_clock::now();
-  absl::Status st = sim::LoadClusterPath(opts.cluster, &objects, &stats);
-  if (!st.ok()) {
-    std::fprintf(stderr, "gantry simulate: %s\n", std::string(st.message()).c_str());
+  framework::Registry registry;
+  if (absl::Status st = plugins::RegisterBuiltinPlugins(registry); !st.ok()) {
+    std::fprintf(stderr, "gantry simulate: %s\n", Msg(st).c_str());
     return 1;
   }
-  double load_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  absl::StatusOr<config::Configuration> cfg =
+      opts.config.empty() ? config::DefaultConfig(registry) : config::LoadConfigFile(opts.config, registry);
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "gantry simulate: %s\n", Msg(cfg.status()).c_str());
+    return 2;
+  }
+  for (const std::string& w : cfg->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+
+  api::ObjectSet objects;
+  sim::LoadStats stats;
+  auto load_start = std::chrono::steady_clock::now();
+  if (absl::Status st = sim::LoadClusterPath(opts.cluster, &objects, &stats); !st.ok()) {
+    std::fprintf(stderr, "gantry simulate: %s\n", Msg(st).c_str());
+    return 1;
+  }
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   for (const auto& [kind, count] : stats.skipped_kinds) {
     std::fprintf(stderr, "warning: skipped %lld object(s) of kind %s (not used by the scheduler)\n",
                  static_cast<long long>(count), kind.c_str());
   }
   std::vector<std::string> names = opts.scheduler_names;
-  if (names.empty()) names.push_back("gantry-scheduler");
+  if (names.empty()) {
+    for (const config::Profile& p : cfg->profiles) names.push_back(p.scheduler_name);
+  }
   sim::Inventory inv = sim::TakeInventory(objects, names);
 
-  std::printf("Cluster %s: %lld file(s), %lld object(s), loaded in %.3f s\n", opts.cluster.c_str(),
-              static_cast<long long>(stats.files.size()), static_cast<long long>(stats.objects),
-              load_seconds);
-  std::printf("  nodes:                 %lld\n", static_cast<long long>(inv.nodes));
-  std::printf("  pods pending (ours):   %lld (%lld gated)\n", static_cast<long long>(inv.pods_pending),
-              static_cast<long long>(inv.pods_gated));
-  std::printf("  pods bound:            %lld\n", static_cast<long long>(inv.pods_bound));
-  std::printf("  pods other scheduler:  %lld\n", static_cast<long long>(inv.pods_other_scheduler));
+  FakeClock clock(1'700'000'000'000'000);
+  state::ClusterState cluster(clock);
+  sim::InMemoryWriter writer;
+  absl::StatusOr<scheduler::SchedulerBundle> bundle =
+      scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, opts.seed, /*binding_workers=*/0);
+  if (!bundle.ok()) {
+    std::fprintf(stderr, "gantry simulate: %s\n", Msg(bundle.status()).c_str());
+    return 2;
+  }
+  sim::SimulationResult result = sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
+
+  nlohmann::json report = sim::InventoryJson(inv);
+  report.update(sim::ResultJson(result));
+  report["seed"] = opts.seed;
+  report["load_seconds"] = load_seconds;
+  report["utilisation"] = sim::UtilisationJson(objects, result);
+
+  std::printf("Cluster %s: %lld node(s), %lld pending pod(s), %lld bound pod(s); loaded in %.3f s\n",
+              opts.cluster.c_str(), static_cast<long long>(inv.nodes),
+              static_cast<long long>(inv.pods_pending), static_cast<long long>(inv.pods_bound), load_seconds);
+  std::printf("Scheduled %lld, unschedulable %lld, in %lld attempt(s); %.0f pods/s (loop %.3f s, virtual %.1f s)\n",
+              static_cast<long long>(result.scheduled), static_cast<long long>(result.unschedulable),
+              static_cast<long long>(result.attempts),
+              report["pods_per_second"].get<double>(), result.loop_seconds, result.virtual_seconds);
+  for (const auto& [res, u] : report["utilisation"].items()) {
+    std::printf("  %-22s %6.1f%% requested\n", res.c_str(), 100.0 * u["ratio"].get<double>());
+  }
+  if (!result.placements.empty()) {
+    std::map<std::string, std::vector<std::string>> by_node;
+    for (const auto& [pod, node] : result.placements) by_node[node].push_back(pod);
+    std::printf("Placements:\n");
+    for (const auto& [node, pods] : by_node) {
+      std::string list;
+      for (const std::string& p : pods) list += (list.empty() ? "" : ", ") + p;
+      std::printf("  %-20s %s\n", node.c_str(), list.c_str());
+    }
+  }
+  if (!result.failures.empty()) {
+    std::printf("Unschedulable:\n");
+    for (const auto& [pod, msg] : result.failures) std::printf("  %s: %s\n", pod.c_str(), msg.c_str());
+  }
 
   if (!opts.report.empty()) {
-    nlohmann::json report = sim::InventoryJson(inv);
-    report["seed"] = opts.seed;
-    report["load_seconds"] = load_seconds;
     std::ofstream out(opts.report);
     if (!out) {
       std::fprintf(stderr, "gantry simulate: cannot write report %s\n", opts.report.c_str());
@@ -69,11 +121,11 @@ void RegisterSimulate(CLI::App& app, RunFn* run) {
   auto opts = std::make_shared<SimulateOptions>();
   CLI::App* sub = app.add_subcommand("simulate", "Schedule a recorded or generated cluster offline");
   sub->add_option("--cluster", opts->cluster, "Snapshot file or directory (YAML/JSON)")->required();
-  sub->add_option("--config", opts->config, "KubeSchedulerConfiguration file");
-  sub->add_option("--seed", opts->seed, "Seed for tie-breaking");
+  sub->add_option("--config", opts->config, "KubeSchedulerConfiguration file (default: built-in defaults)");
+  sub->add_option("--seed", opts->seed, "Seed for tie-breaking (same seed, same placements)");
   sub->add_option("--report", opts->report, "Write the JSON report here");
   sub->add_option("--scheduler-name", opts->scheduler_names,
-                  "Scheduler names served (default: the config's profiles, else gantry-scheduler)");
+                  "Scheduler names counted as ours in the inventory (default: the profiles')");
   sub->callback([opts, run] { *run = [opts] { return RunSimulate(*opts); }; });
 }
 
