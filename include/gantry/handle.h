@@ -10,6 +10,11 @@
 #include "gantry/clock.h"
 #include "gantry/cluster_writer.h"
 #include "gantry/types.h"
+#include "src/api/policy.h"
+
+namespace gantry::state {
+class DraState;  // src/state/dra_state.h
+}  // namespace gantry::state
 
 namespace gantry::framework {
 
@@ -43,6 +48,21 @@ class FrameworkHandle {
   virtual const api::Labels* NamespaceLabels(api::Symbol ns) const = 0;
   // The profile's scheduler name.
   virtual std::string_view SchedulerName() const = 0;
+
+  // Pods nominated to run on `node` (preemptors whose victims are leaving).
+  virtual std::vector<PodInfoPtr> NominatedPodsForNode(std::string_view node) const {
+    (void)node;
+    return {};
+  }
+  // PodDisruptionBudgets as of this cycle (for preemption).
+  virtual const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& PodDisruptionBudgets()
+      const {
+    static const std::vector<std::shared_ptr<const api::PodDisruptionBudget>> kNone;
+    return kNone;
+  }
+  // Dynamic Resource Allocation state (slices, classes, claims, in-flight
+  // allocations); null when the scheduler runs without DRA.
+  virtual state::DraState* Dra() const { return nullptr; }
 };
 
 }  // namespace gantry::framework

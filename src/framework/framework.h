@@ -8,6 +8,7 @@
 #define GANTRY_SRC_FRAMEWORK_FRAMEWORK_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -141,6 +142,20 @@ class Framework final : public FrameworkHandle {
     return snapshot_ ? snapshot_->NamespaceLabels(ns) : nullptr;
   }
   std::string_view SchedulerName() const override { return scheduler_name_; }
+  std::vector<PodInfoPtr> NominatedPodsForNode(std::string_view node) const override {
+    return nominator_ ? nominator_(node) : std::vector<PodInfoPtr>{};
+  }
+  const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& PodDisruptionBudgets()
+      const override {
+    return snapshot_->PodDisruptionBudgets();
+  }
+  state::DraState* Dra() const override { return dra_; }
+
+  // Wiring done by the scheduler.
+  void SetNominator(std::function<std::vector<PodInfoPtr>(std::string_view)> nominator) {
+    nominator_ = std::move(nominator);
+  }
+  void SetDraState(state::DraState* dra) { dra_ = dra; }
 
  private:
   Framework(ClusterWriter& writer, const Clock& clock, Parallelizer& parallelizer)
@@ -153,6 +168,8 @@ class Framework final : public FrameworkHandle {
   Parallelizer& parallelizer_;
   const state::Snapshot* snapshot_ = nullptr;
   state::Snapshot empty_snapshot_;
+  std::function<std::vector<PodInfoPtr>(std::string_view)> nominator_;
+  state::DraState* dra_ = nullptr;
 
   std::vector<std::unique_ptr<Plugin>> owned_;
   std::vector<PreEnqueuePlugin*> pre_enqueue_;

@@ -73,6 +73,9 @@ Scheduler::~Scheduler() {
 }
 
 void Scheduler::AddProfile(std::unique_ptr<framework::Framework> fw) {
+  fw->SetNominator([this](std::string_view node) {
+    return queue_ ? queue_->NominatedPodsForNode(node) : std::vector<framework::PodInfoPtr>{};
+  });
   by_name_[std::string(fw->SchedulerName())] = fw.get();
   profiles_.push_back(std::move(fw));
 }

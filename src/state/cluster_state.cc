@@ -123,6 +123,18 @@ void ClusterState::RemoveNamespace(api::Symbol name) {
   namespaces_changed_ = true;
 }
 
+void ClusterState::SetPodDisruptionBudget(std::shared_ptr<const api::PodDisruptionBudget> pdb) {
+  absl::MutexLock lock(&mu_);
+  pdbs_[pdb->meta.Key()] = std::move(pdb);
+  pdbs_changed_ = true;
+}
+
+void ClusterState::RemovePodDisruptionBudget(std::string_view key) {
+  absl::MutexLock lock(&mu_);
+  pdbs_.erase(std::string(key));
+  pdbs_changed_ = true;
+}
+
 void ClusterState::SetPriorityClass(api::Symbol name, PriorityClassInfo info) {
   absl::MutexLock lock(&mu_);
   priority_classes_[name] = info;
@@ -263,6 +275,11 @@ void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
     if (had_affinity || !sit->second->pods_with_affinity().empty()) affinity_changed = true;
   }
   dirty_nodes_.clear();
+  if (pdbs_changed_) {
+    snapshot->pdbs_.clear();
+    for (const auto& [key, pdb] : pdbs_) snapshot->pdbs_.push_back(pdb);
+    pdbs_changed_ = false;
+  }
   if (namespaces_changed_) {
     snapshot->namespaces_ = namespaces_;
     namespaces_changed_ = false;

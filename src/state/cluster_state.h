@@ -20,6 +20,7 @@
 #define GANTRY_SRC_STATE_CLUSTER_STATE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,9 @@ class ClusterState {
   void RemovePod(std::string_view uid);
   void SetNamespace(api::Symbol name, api::Labels labels);
   void RemoveNamespace(api::Symbol name);
+  // PodDisruptionBudgets by "namespace/name".
+  void SetPodDisruptionBudget(std::shared_ptr<const api::PodDisruptionBudget> pdb);
+  void RemovePodDisruptionBudget(std::string_view key);
   void SetPriorityClass(api::Symbol name, PriorityClassInfo info);
   void RemovePriorityClass(api::Symbol name);
 
@@ -116,6 +120,8 @@ class ClusterState {
   absl::flat_hash_map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<api::Symbol, api::Labels> namespaces_ ABSL_GUARDED_BY(mu_);
   bool namespaces_changed_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::shared_ptr<const api::PodDisruptionBudget>> pdbs_ ABSL_GUARDED_BY(mu_);
+  bool pdbs_changed_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<api::Symbol, PriorityClassInfo> priority_classes_ ABSL_GUARDED_BY(mu_);
   // image name -> (size, number of nodes with it)
   absl::flat_hash_map<api::Symbol, framework::ImageStateSummary> images_ ABSL_GUARDED_BY(mu_);

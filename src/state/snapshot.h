@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "gantry/handle.h"
 #include "gantry/types.h"
+#include "src/api/policy.h"
 
 namespace gantry::state {
 
@@ -28,6 +29,9 @@ class Snapshot final : public framework::SnapshotLister {
   framework::NodeInfo* GetMutable(std::string_view node_name);
 
   size_t size() const { return list_.size(); }
+  const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& PodDisruptionBudgets() const {
+    return pdbs_;
+  }
   // Labels of a namespace as of the last update (nullptr if unknown).
   const api::Labels* NamespaceLabels(api::Symbol ns) const {
     auto it = namespaces_.find(ns);
@@ -44,6 +48,7 @@ class Snapshot final : public framework::SnapshotLister {
   std::vector<framework::NodeInfo*> with_affinity_;
   std::vector<framework::NodeInfo*> with_required_anti_affinity_;
   absl::flat_hash_map<api::Symbol, api::Labels> namespaces_;
+  std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
 };
 
 }  // namespace gantry::state
