@@ -1,0 +1,497 @@
+#include "src/state/dra_state.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "gantry/util/strings.h"
+
+namespace gantry::state {
+
+int32_t DraInventory::Find(api::Symbol driver, api::Symbol pool, api::Symbol device) const {
+  auto it = device_index.find(DeviceKey{driver, pool, device});
+  return it == device_index.end() ? -1 : it->second;
+}
+
+namespace {
+
+bool SliceOnNode(const api::ResourceSlice& s, const api::Node& node) {
+  switch (s.spec.node_selection) {
+    case api::SliceNodeSelection::kNodeName:
+      return s.spec.node_name.view() == node.meta.name;
+    case api::SliceNodeSelection::kAllNodes:
+      return true;
+    case api::SliceNodeSelection::kNodeSelector:
+      return s.spec.node_selector != nullptr && s.spec.node_selector->Matches(node.meta.labels, node.meta.name);
+    case api::SliceNodeSelection::kPerDevice:
+      return true;  // checked per device
+  }
+  return false;
+}
+
+}  // namespace
+
+void DraInventory::SlicesForNode(const api::Node& node, std::vector<int32_t>* out) const {
+  out->clear();
+  auto it = node_slices.find(api::Symbol::Intern(node.meta.name));
+  if (it != node_slices.end()) out->insert(out->end(), it->second.begin(), it->second.end());
+  bool added = false;
+  for (int32_t s : other_slices) {
+    if (SliceOnNode(*slices[s].slice, node)) {
+      out->push_back(s);
+      added = true;
+    }
+  }
+  if (added) std::sort(out->begin(), out->end());
+}
+
+bool DraInventory::DeviceOnNode(int32_t i, const api::Node& node) const {
+  const DraDevice& d = devices[i];
+  const api::ResourceSlice& s = *slices[d.slice_index].slice;
+  if (s.spec.node_selection != api::SliceNodeSelection::kPerDevice) return SliceOnNode(s, node);
+  const api::Device& dev = *d.device;
+  if (!dev.node_name.empty()) return dev.node_name.view() == node.meta.name;
+  if (dev.all_nodes) return true;
+  if (dev.node_selector) return dev.node_selector->Matches(node.meta.labels, node.meta.name);
+  return false;
+}
+
+const SelectorMemo* DraInventory::Memo(std::string_view expression) const {
+  std::lock_guard<std::mutex> lock(memo_mu_);
+  auto it = memo_.find(gantry::AsAbsl(expression));
+  if (it != memo_.end()) return it->second.get();
+  auto memo = std::make_unique<SelectorMemo>(devices.size());
+  const SelectorMemo* raw = memo.get();
+  memo_.emplace(std::string(expression), std::move(memo));
+  return raw;
+}
+
+int64_t DraAllocations::Consumed(int32_t device, api::Symbol capacity) const {
+  auto it = consumed.find(device);
+  if (it == consumed.end()) return 0;
+  for (const auto& [name, v] : it->second) {
+    if (name == capacity) return v;
+  }
+  return 0;
+}
+
+const api::DeviceClass* DraSnapshot::FindClass(std::string_view name) const {
+  if (!classes) return nullptr;
+  auto it = classes->find(gantry::AsAbsl(name));
+  return it == classes->end() ? nullptr : it->second.get();
+}
+
+// ---------------------------------------------------------------------------
+
+struct DraState::Impl {
+  std::map<std::string, std::shared_ptr<const api::ResourceSlice>> slices;  // by name
+  std::map<std::string, std::shared_ptr<const api::DeviceTaintRule>> rules;
+  std::shared_ptr<DeviceClassMap> classes = std::make_shared<DeviceClassMap>();
+  absl::flat_hash_map<std::string, std::shared_ptr<const api::ResourceClaim>> claims;  // ns/name
+  absl::flat_hash_map<std::string, std::shared_ptr<const api::ResourceClaimTemplate>> templates;
+  absl::flat_hash_map<std::string, api::AllocationResult> in_flight;  // claim uid
+
+  // Source of truth for allocations.
+  absl::flat_hash_map<DeviceKey, int32_t> exclusive;
+  absl::flat_hash_map<DeviceKey, std::vector<std::pair<api::Symbol, int64_t>>> shared;
+
+  std::shared_ptr<const DraInventory> inventory;
+  bool inventory_dirty = true;
+  std::vector<uint16_t> dense;  // exclusive counts by inventory index
+  uint64_t alloc_generation = 1;
+  uint64_t inventory_generation = 0;
+  bool classes_dirty = true;
+  std::shared_ptr<const DraSnapshot> snapshot;
+  std::shared_ptr<const DraAllocations> allocations;
+  uint64_t snapshot_alloc_generation = 0;
+  int64_t rebuilds = 0;
+};
+
+DraState::DraState() : impl_(std::make_unique<Impl>()) {}
+DraState::~DraState() = default;
+
+namespace {
+std::string NsKey(std::string_view ns, std::string_view name) { return gantry::StrCat(ns, "/", name); }
+}  // namespace
+
+void DraState::UpsertSlice(std::shared_ptr<const api::ResourceSlice> slice) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->slices[slice->meta.name] = std::move(slice);
+  impl_->inventory_dirty = true;
+}
+
+void DraState::DeleteSlice(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->slices.erase(std::string(name));
+  impl_->inventory_dirty = true;
+}
+
+void DraState::UpsertTaintRule(std::shared_ptr<const api::DeviceTaintRule> rule) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->rules[rule->meta.name] = std::move(rule);
+  impl_->inventory_dirty = true;
+}
+
+void DraState::DeleteTaintRule(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->rules.erase(std::string(name));
+  impl_->inventory_dirty = true;
+}
+
+void DraState::UpsertClass(std::shared_ptr<const api::DeviceClass> cls) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto copy = std::make_shared<DeviceClassMap>(*impl_->classes);
+  (*copy)[cls->meta.name] = std::move(cls);
+  impl_->classes = std::move(copy);
+  impl_->classes_dirty = true;
+}
+
+void DraState::DeleteClass(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto copy = std::make_shared<DeviceClassMap>(*impl_->classes);
+  copy->erase(gantry::AsAbsl(name));
+  impl_->classes = std::move(copy);
+  impl_->classes_dirty = true;
+}
+
+void DraState::ApplyAllocationLocked(const api::AllocationResult& a, int sign) {
+  Impl& m = *impl_;
+  const DraInventory* inv = m.inventory.get();
+  for (const api::DeviceRequestAllocationResult& r : a.results) {
+    if (r.admin_access) continue;  // admin access never takes a device away
+    DeviceKey key{r.driver, r.pool, r.device};
+    if (!r.share_id.empty()) {
+      auto& vec = m.shared[key];
+      for (const api::CapacityRequest& c : r.consumed_capacity) {
+        const int64_t v = sign * c.value.MilliValue();
+        // Capacity names in results use the slice's spelling; store qualified.
+        api::Symbol name = api::QualifyName(c.name.view(), r.driver);
+        bool found = false;
+        for (auto& [n, total] : vec) {
+          if (n == name) {
+            total += v;
+            found = true;
+          }
+        }
+        if (!found) vec.emplace_back(name, v);
+      }
+      continue;
+    }
+    int32_t& count = m.exclusive[key];
+    count += sign;
+    if (count <= 0) m.exclusive.erase(key);
+    if (inv != nullptr && !m.inventory_dirty) {
+      int32_t idx = inv->Find(r.driver, r.pool, r.device);
+      if (idx >= 0) {
+        int32_t v = static_cast<int32_t>(m.dense[idx]) + sign;
+        m.dense[idx] = static_cast<uint16_t>(std::clamp(v, 0, 65535));
+      }
+    }
+  }
+  ++m.alloc_generation;
+}
+
+void DraState::UpsertClaimLocked(std::shared_ptr<const api::ResourceClaim> claim) {
+  Impl& m = *impl_;
+  const std::string key = NsKey(claim->meta.namespace_.view(), claim->meta.name);
+  auto it = m.claims.find(key);
+  if (it != m.claims.end() && it->second->status.allocation) {
+    ApplyAllocationLocked(*it->second->status.allocation, -1);
+  }
+  if (claim->status.allocation) {
+    ApplyAllocationLocked(*claim->status.allocation, +1);
+    // Once the allocation is visible in the claim, it is no longer in flight.
+    auto fl = m.in_flight.find(claim->meta.uid);
+    if (fl != m.in_flight.end()) {
+      ApplyAllocationLocked(fl->second, -1);
+      m.in_flight.erase(fl);
+    }
+  }
+  m.claims[key] = std::move(claim);
+}
+
+void DraState::UpsertClaim(std::shared_ptr<const api::ResourceClaim> claim) {
+  std::lock_guard<std::mutex> lock(mu_);
+  UpsertClaimLocked(std::move(claim));
+}
+
+void DraState::AssumeClaim(std::shared_ptr<const api::ResourceClaim> claim) {
+  std::lock_guard<std::mutex> lock(mu_);
+  UpsertClaimLocked(std::move(claim));
+}
+
+void DraState::DeleteClaim(std::string_view ns, std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->claims.find(NsKey(ns, name));
+  if (it == impl_->claims.end()) return;
+  if (it->second->status.allocation) ApplyAllocationLocked(*it->second->status.allocation, -1);
+  impl_->claims.erase(it);
+}
+
+void DraState::UpsertTemplate(std::shared_ptr<const api::ResourceClaimTemplate> tmpl) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->templates[NsKey(tmpl->meta.namespace_.view(), tmpl->meta.name)] = std::move(tmpl);
+}
+
+void DraState::DeleteTemplate(std::string_view ns, std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->templates.erase(NsKey(ns, name));
+}
+
+std::shared_ptr<const api::ResourceClaim> DraState::GetClaim(std::string_view ns, std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->claims.find(NsKey(ns, name));
+  return it == impl_->claims.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const api::ResourceClaimTemplate> DraState::GetTemplate(std::string_view ns,
+                                                                        std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->templates.find(NsKey(ns, name));
+  return it == impl_->templates.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const api::DeviceClass> DraState::GetClass(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->classes->find(gantry::AsAbsl(name));
+  return it == impl_->classes->end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const api::ResourceClaim>> DraState::Claims() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<const api::ResourceClaim>> out;
+  out.reserve(impl_->claims.size());
+  for (const auto& [k, c] : impl_->claims) out.push_back(c);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a->meta.namespace_.view(), std::string_view(a->meta.name)) <
+           std::make_pair(b->meta.namespace_.view(), std::string_view(b->meta.name));
+  });
+  return out;
+}
+
+void DraState::AddInFlight(const std::string& claim_uid, const api::AllocationResult& allocation) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->in_flight.find(claim_uid);
+  if (it != impl_->in_flight.end()) {
+    ApplyAllocationLocked(it->second, -1);
+    impl_->in_flight.erase(it);
+  }
+  ApplyAllocationLocked(allocation, +1);
+  impl_->in_flight.emplace(claim_uid, allocation);
+}
+
+void DraState::RemoveInFlight(const std::string& claim_uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->in_flight.find(claim_uid);
+  if (it == impl_->in_flight.end()) return;
+  ApplyAllocationLocked(it->second, -1);
+  impl_->in_flight.erase(it);
+}
+
+bool DraState::IsInFlight(const std::string& claim_uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->in_flight.contains(claim_uid);
+}
+
+namespace {
+
+// Validates one pool: duplicate device names, duplicate counter sets,
+// references to unknown counter sets or counters.
+void ValidatePool(DraPool& pool, const std::vector<DraSlice>& slices) {
+  absl::flat_hash_set<api::Symbol> names;
+  absl::flat_hash_map<api::Symbol, const api::CounterSet*> sets;
+  for (int32_t si : pool.slices) {
+    for (const api::CounterSet& cs : slices[si].slice->spec.shared_counters) {
+      if (!sets.emplace(cs.name, &cs).second) {
+        pool.invalid = true;
+        pool.invalid_reason = gantry::StrCat("duplicate counter set name ", cs.name.view());
+        return;
+      }
+    }
+  }
+  for (int32_t si : pool.slices) {
+    for (const api::Device& d : slices[si].slice->spec.devices) {
+      if (!names.insert(d.name).second) {
+        pool.invalid = true;
+        pool.invalid_reason = gantry::StrCat("duplicate device name ", d.name.view());
+        return;
+      }
+      for (const api::DeviceCounterConsumption& cc : d.consumes_counters) {
+        auto it = sets.find(cc.counter_set);
+        if (it == sets.end()) {
+          pool.invalid = true;
+          pool.invalid_reason = gantry::StrCat("device ", d.name.view(), " references unknown counter set ",
+                                               cc.counter_set.view());
+          return;
+        }
+        for (const api::Counter& c : cc.counters) {
+          bool found = false;
+          for (const api::Counter& have : it->second->counters) found |= have.name == c.name;
+          if (!found) {
+            pool.invalid = true;
+            pool.invalid_reason = gantry::StrCat("device ", d.name.view(), " references unknown counter ",
+                                                 c.name.view(), " in counter set ", cc.counter_set.view());
+            return;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void DraState::RebuildInventoryLocked() {
+  Impl& m = *impl_;
+  auto inv = std::make_shared<DraInventory>();
+  inv->generation = ++m.inventory_generation;
+  // Group by (driver, pool), keeping the highest generation.
+  struct Group {
+    int64_t generation = 0;
+    int64_t count_hint = 0;
+    std::vector<const std::shared_ptr<const api::ResourceSlice>*> slices;
+  };
+  std::map<std::string, Group> groups;  // "driver/pool"
+  for (const auto& [name, s] : m.slices) {
+    std::string key = gantry::StrCat(s->spec.driver.view(), "/", s->spec.pool.name.view());
+    Group& g = groups[key];
+    if (g.slices.empty() || s->spec.pool.generation > g.generation) {
+      g.slices.clear();
+      g.generation = s->spec.pool.generation;
+      g.count_hint = s->spec.pool.resource_slice_count;
+    } else if (s->spec.pool.generation < g.generation) {
+      continue;
+    }
+    g.slices.push_back(&s);  // m.slices is ordered by name, so slices are sorted
+  }
+  // Pools in key order, pools with binding conditions last.
+  std::vector<std::pair<bool, const std::string*>> order;
+  for (const auto& [key, g] : groups) {
+    bool bc = false;
+    for (auto* sp : g.slices) {
+      for (const api::Device& d : (*sp)->spec.devices) bc |= !d.binding_conditions.empty();
+    }
+    order.emplace_back(bc, &key);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return !a.first && b.first; });
+  for (const auto& [bc, keyp] : order) {
+    const Group& g = groups[*keyp];
+    DraPool pool;
+    const api::ResourceSlice& first = **g.slices.front();
+    pool.driver = first.spec.driver;
+    pool.name = first.spec.pool.name;
+    pool.key = *keyp;
+    pool.generation = g.generation;
+    pool.has_binding_conditions = bc;
+    pool.incomplete = static_cast<int64_t>(g.slices.size()) != g.count_hint;
+    const int32_t pool_index = static_cast<int32_t>(inv->pools.size());
+    for (auto* sp : g.slices) {
+      DraSlice ds;
+      ds.slice = *sp;
+      ds.pool_index = pool_index;
+      ds.first_device = static_cast<int32_t>(inv->devices.size());
+      ds.num_devices = static_cast<int32_t>((*sp)->spec.devices.size());
+      const int32_t slice_index = static_cast<int32_t>(inv->slices.size());
+      for (const api::CounterSet& cs : (*sp)->spec.shared_counters) pool.counter_sets.push_back(&cs);
+      for (const api::Device& d : (*sp)->spec.devices) {
+        DraDevice dd;
+        dd.device = &d;
+        dd.driver = pool.driver;
+        dd.pool = pool.name;
+        dd.pool_index = pool_index;
+        dd.slice_index = slice_index;
+        dd.taints = d.taints;
+        const int32_t di = static_cast<int32_t>(inv->devices.size());
+        if (!d.consumes_counters.empty()) pool.counter_consumers.push_back(di);
+        inv->device_index.emplace(DeviceKey{pool.driver, pool.name, d.name}, di);
+        inv->devices.push_back(std::move(dd));
+      }
+      pool.slices.push_back(slice_index);
+      if (ds.num_devices > 0) {
+        if ((*sp)->spec.node_selection == api::SliceNodeSelection::kNodeName) {
+          inv->node_slices[(*sp)->spec.node_name].push_back(slice_index);
+        } else {
+          inv->other_slices.push_back(slice_index);
+        }
+      }
+      inv->slices.push_back(std::move(ds));
+    }
+    ValidatePool(pool, inv->slices);
+    inv->pools.push_back(std::move(pool));
+  }
+  // DeviceTaintRules.
+  for (const auto& [name, rule] : m.rules) {
+    if (!rule->spec.device_selector) continue;
+    const api::DeviceTaintSelector& sel = *rule->spec.device_selector;
+    for (DraDevice& d : inv->devices) {
+      if (sel.Matches(d.driver, d.pool, d.device->name)) d.taints.push_back(rule->spec.taint);
+    }
+  }
+  m.inventory = std::move(inv);
+  m.inventory_dirty = false;
+  // Dense allocation counters.
+  m.dense.assign(m.inventory->devices.size(), 0);
+  for (const auto& [key, count] : m.exclusive) {
+    int32_t idx = m.inventory->Find(key.driver, key.pool, key.device);
+    if (idx >= 0) m.dense[idx] = static_cast<uint16_t>(std::clamp(count, 0, 65535));
+  }
+  ++m.alloc_generation;
+  ++m.rebuilds;
+}
+
+std::shared_ptr<const DraSnapshot> DraState::Snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Impl& m = *impl_;
+  bool changed = false;
+  if (m.inventory_dirty || !m.inventory) {
+    RebuildInventoryLocked();
+    changed = true;
+  }
+  if (m.snapshot_alloc_generation != m.alloc_generation || !m.allocations) {
+    auto a = std::make_shared<DraAllocations>();
+    a->generation = m.alloc_generation;
+    a->in_use = m.dense;
+    for (const auto& [key, vec] : m.shared) {
+      int32_t idx = m.inventory->Find(key.driver, key.pool, key.device);
+      if (idx >= 0) a->consumed[idx] = vec;
+    }
+    for (const auto& [key, count] : m.exclusive) {
+      if (m.inventory->Find(key.driver, key.pool, key.device) < 0) ++a->unknown_devices;
+    }
+    m.allocations = std::move(a);
+    m.snapshot_alloc_generation = m.alloc_generation;
+    changed = true;
+  }
+  if (m.classes_dirty) {
+    m.classes_dirty = false;
+    changed = true;
+  }
+  if (changed || !m.snapshot) {
+    auto s = std::make_shared<DraSnapshot>();
+    s->inventory = m.inventory;
+    s->allocations = m.allocations;
+    s->classes = m.classes;
+    m.snapshot = std::move(s);
+  }
+  return m.snapshot;
+}
+
+DraStats DraState::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  DraStats st;
+  st.slices = static_cast<int64_t>(impl_->slices.size());
+  if (impl_->inventory) {
+    st.pools = static_cast<int64_t>(impl_->inventory->pools.size());
+    st.devices = static_cast<int64_t>(impl_->inventory->devices.size());
+  }
+  st.classes = static_cast<int64_t>(impl_->classes->size());
+  st.claims = static_cast<int64_t>(impl_->claims.size());
+  for (const auto& [k, c] : impl_->claims) st.allocated_claims += c->IsAllocated() ? 1 : 0;
+  st.in_flight = static_cast<int64_t>(impl_->in_flight.size());
+  st.inventory_rebuilds = impl_->rebuilds;
+  return st;
+}
+
+}  // namespace gantry::state

@@ -1,0 +1,216 @@
+// Dynamic Resource Allocation state: the device inventory built from
+// ResourceSlices (and DeviceTaintRules), DeviceClasses, ResourceClaims and
+// ResourceClaimTemplates, plus which devices are allocated (from claim
+// statuses) or being allocated (in-flight, between Reserve and PreBind).
+//
+// DraState is fed by events (live reflectors or the simulator) and is
+// thread-safe. Scheduling reads it through an immutable DraSnapshot (design
+// rule 1): `Snapshot()` returns the same shared_ptr until something changed,
+// so a cycle that takes it in PreFilter sees one consistent view during the
+// parallel Filter phase while events keep arriving.
+//
+// Inventory (rebuilt when slices, taint rules change; O(devices)):
+//  - pools keyed by (driver, pool name); only slices of the highest
+//    generation are kept; a pool is incomplete when it has fewer slices at
+//    that generation than resourceSliceCount, invalid on duplicate device
+//    names, duplicate counter sets or references to unknown counters;
+//  - pools sorted by "driver/pool" (pools with binding conditions last),
+//    slices by name within a pool, devices in slice order: every device gets
+//    a dense index in that order, which is the allocator's search order;
+//  - per node, the nodeName slices are indexed; nodeSelector / allNodes /
+//    perDeviceNodeSelection slices are matched against the node on demand;
+//  - each device's taints are its own plus those of matching DeviceTaintRules.
+//
+// Allocations (updated incrementally; copied into the snapshot as a dense
+// per-device counter vector only when they changed):
+//  - every allocated claim's results (admin-access results excluded, as they
+//    never take a device away from others); results with a shareID
+//    (consumable capacity) add their consumedCapacity to the device instead;
+//  - in-flight allocations added in Reserve, dropped in Unreserve or when
+//    PreBind wrote the claim (AssumeClaim).
+// After a restart the state is rebuilt from the claims' statuses alone.
+#ifndef GANTRY_SRC_STATE_DRA_STATE_H_
+#define GANTRY_SRC_STATE_DRA_STATE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "src/api/dra.h"
+#include "src/api/node.h"
+
+namespace gantry::state {
+
+// (driver, pool, device) of one device.
+struct DeviceKey {
+  api::Symbol driver;
+  api::Symbol pool;
+  api::Symbol device;
+  friend bool operator==(const DeviceKey& a, const DeviceKey& b) {
+    return a.driver == b.driver && a.pool == b.pool && a.device == b.device;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const DeviceKey& k) {
+    return H::combine(std::move(h), k.driver, k.pool, k.device);
+  }
+};
+
+struct DraDevice {
+  const api::Device* device = nullptr;  // points into the slice (kept alive by the inventory)
+  api::Symbol driver;
+  api::Symbol pool;
+  int32_t pool_index = 0;
+  int32_t slice_index = 0;
+  std::vector<api::Taint> taints;  // device taints + DeviceTaintRule taints
+};
+
+struct DraSlice {
+  std::shared_ptr<const api::ResourceSlice> slice;
+  int32_t pool_index = 0;
+  int32_t first_device = 0;  // dense index of its first device
+  int32_t num_devices = 0;
+};
+
+struct DraPool {
+  api::Symbol driver;
+  api::Symbol name;
+  std::string key;  // "driver/pool": the sort key
+  int64_t generation = 0;
+  bool incomplete = false;
+  bool invalid = false;
+  std::string invalid_reason;
+  bool has_binding_conditions = false;
+  std::vector<int32_t> slices;                       // slice indexes, by slice name
+  std::vector<const api::CounterSet*> counter_sets;  // all counter sets of the pool
+  std::vector<int32_t> counter_consumers;            // devices with consumesCounters
+};
+
+// Memoised selector results for one expression over the inventory's devices:
+// 0 unknown, 1 true, 2 false, 3 error. Lock-free reads; racing writers write
+// the same value.
+class SelectorMemo {
+ public:
+  explicit SelectorMemo(size_t n) : n_(n), v_(new std::atomic<uint8_t>[n]) {
+    for (size_t i = 0; i < n; ++i) v_[i].store(0, std::memory_order_relaxed);
+  }
+  uint8_t Get(int32_t i) const { return v_[static_cast<size_t>(i)].load(std::memory_order_relaxed); }
+  void Set(int32_t i, uint8_t x) const { v_[static_cast<size_t>(i)].store(x, std::memory_order_relaxed); }
+  size_t size() const { return n_; }
+
+ private:
+  size_t n_;
+  std::unique_ptr<std::atomic<uint8_t>[]> v_;
+};
+
+// The immutable device inventory of one slice/taint-rule generation.
+class DraInventory {
+ public:
+  uint64_t generation = 0;
+  std::vector<DraPool> pools;
+  std::vector<DraSlice> slices;  // in search order (pool order, then slice name)
+  std::vector<DraDevice> devices;
+  absl::flat_hash_map<api::Symbol, std::vector<int32_t>> node_slices;  // nodeName slices
+  std::vector<int32_t> other_slices;  // nodeSelector / allNodes / perDevice slices
+  absl::flat_hash_map<DeviceKey, int32_t> device_index;
+
+  // Dense index of a device, or -1.
+  int32_t Find(api::Symbol driver, api::Symbol pool, api::Symbol device) const;
+  // Slices with devices that may be visible from `node` (slices without
+  // devices are left out), in search order. Per-device selection is checked
+  // by DeviceOnNode.
+  void SlicesForNode(const api::Node& node, std::vector<int32_t>* out) const;
+  // Whether device `i` is available on `node` (slice- or device-level selection).
+  bool DeviceOnNode(int32_t i, const api::Node& node) const;
+  // The memo table of one selector expression (created on first use).
+  const SelectorMemo* Memo(std::string_view expression) const;
+
+ private:
+  mutable std::mutex memo_mu_;
+  mutable absl::flat_hash_map<std::string, std::unique_ptr<SelectorMemo>> memo_;
+};
+
+// Allocated-state of one snapshot, indexed like the inventory's devices.
+struct DraAllocations {
+  uint64_t generation = 0;
+  std::vector<uint16_t> in_use;  // exclusive allocations per device
+  // Consumed capacity per shared (multi-allocation) device: name -> milli-units.
+  absl::flat_hash_map<int32_t, std::vector<std::pair<api::Symbol, int64_t>>> consumed;
+  // Allocated devices not present in the inventory (kept for diagnostics).
+  int64_t unknown_devices = 0;
+
+  bool InUse(int32_t i) const { return i >= 0 && static_cast<size_t>(i) < in_use.size() && in_use[i] > 0; }
+  int64_t Consumed(int32_t device, api::Symbol capacity) const;
+};
+
+using DeviceClassMap = absl::flat_hash_map<std::string, std::shared_ptr<const api::DeviceClass>>;
+
+struct DraSnapshot {
+  std::shared_ptr<const DraInventory> inventory;
+  std::shared_ptr<const DraAllocations> allocations;
+  std::shared_ptr<const DeviceClassMap> classes;
+
+  const api::DeviceClass* FindClass(std::string_view name) const;
+};
+
+struct DraStats {
+  int64_t slices = 0, pools = 0, devices = 0, classes = 0, claims = 0, allocated_claims = 0,
+          in_flight = 0, inventory_rebuilds = 0;
+};
+
+class DraState {
+ public:
+  DraState();
+  ~DraState();
+  DraState(const DraState&) = delete;
+  DraState& operator=(const DraState&) = delete;
+
+  // ---- Event feed (idempotent; the newest object replaces the stored one) --
+  void UpsertSlice(std::shared_ptr<const api::ResourceSlice> slice);
+  void DeleteSlice(std::string_view name);
+  void UpsertClass(std::shared_ptr<const api::DeviceClass> cls);
+  void DeleteClass(std::string_view name);
+  void UpsertClaim(std::shared_ptr<const api::ResourceClaim> claim);
+  void DeleteClaim(std::string_view ns, std::string_view name);
+  void UpsertTemplate(std::shared_ptr<const api::ResourceClaimTemplate> tmpl);
+  void DeleteTemplate(std::string_view ns, std::string_view name);
+  void UpsertTaintRule(std::shared_ptr<const api::DeviceTaintRule> rule);
+  void DeleteTaintRule(std::string_view name);
+
+  // ---- Reads --------------------------------------------------------------
+  std::shared_ptr<const api::ResourceClaim> GetClaim(std::string_view ns, std::string_view name) const;
+  std::shared_ptr<const api::ResourceClaimTemplate> GetTemplate(std::string_view ns,
+                                                                std::string_view name) const;
+  std::shared_ptr<const api::DeviceClass> GetClass(std::string_view name) const;
+  std::vector<std::shared_ptr<const api::ResourceClaim>> Claims() const;
+  // The current immutable view (rebuilt lazily when anything changed).
+  std::shared_ptr<const DraSnapshot> Snapshot();
+  DraStats Stats() const;
+
+  // ---- In-flight allocations (Reserve / Unreserve / PreBind) --------------
+  // Marks `allocation` of the claim `claim_uid` as being allocated; replaces
+  // an earlier in-flight entry of that claim.
+  void AddInFlight(const std::string& claim_uid, const api::AllocationResult& allocation);
+  void RemoveInFlight(const std::string& claim_uid);
+  bool IsInFlight(const std::string& claim_uid) const;
+  // After PreBind wrote the claim: store it (as an update event would) and
+  // drop the in-flight entry in one step.
+  void AssumeClaim(std::shared_ptr<const api::ResourceClaim> claim);
+
+ private:
+  struct Impl;
+  void ApplyAllocationLocked(const api::AllocationResult& a, int sign);
+  void UpsertClaimLocked(std::shared_ptr<const api::ResourceClaim> claim);
+  void RebuildInventoryLocked();
+
+  mutable std::mutex mu_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gantry::state
+
+#endif  // GANTRY_SRC_STATE_DRA_STATE_H_
