@@ -1,0 +1,155 @@
+// HTTP(S) transport to the API server over libcurl.
+//
+// - TLS verification is on unless the config says insecure-skip-tls-verify;
+//   CA, client certificate and key are passed as in-memory PEM blobs;
+//   tls-server-name is honoured (SNI and verification name).
+// - HTTP/2 is negotiated over TLS when the server offers it; curl easy
+//   handles are pooled so connections are reused.
+// - Every request waits for a token from the client-side token bucket
+//   (clientConnection.qps/burst).
+// - 429 and 5xx answers carrying a numeric Retry-After are retried after
+//   that delay, at most `max_retries` times; a 401 re-reads rotating
+//   credentials (token files, exec plugins) and retries once.
+// - Bearer tokens are never logged.
+#ifndef GANTRY_SRC_CLIENT_HTTP_H_
+#define GANTRY_SRC_CLIENT_HTTP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "src/client/rest_config.h"
+
+namespace gantry::client {
+
+// Token bucket: `burst` tokens, refilled at `qps` per second. qps <= 0: unlimited.
+class RateLimiter {
+ public:
+  RateLimiter(double qps, int burst);
+  // Blocks until a token is available; false when `stop` became true first.
+  bool Wait(const std::atomic<bool>* stop = nullptr);
+  bool TryAccept();
+  int64_t waits() const { return waits_.load(); }
+
+ private:
+  // Returns 0 when a token was taken, else microseconds until one is due.
+  int64_t Reserve(bool take_if_available);
+  const double qps_;
+  const double burst_;
+  std::mutex mu_;
+  double tokens_;
+  int64_t last_micros_;
+  std::atomic<int64_t> waits_{0};
+};
+
+// Exponential backoff with jitter: initial * factor^n capped at max, each
+// delay stretched by a random factor in [1, 1 + jitter).
+class Backoff {
+ public:
+  Backoff(int64_t initial_millis, int64_t max_millis, double factor = 2.0, double jitter = 1.0,
+          uint64_t seed = 0);
+  int64_t NextMillis();
+  void Reset() { current_ = 0; }
+
+ private:
+  int64_t initial_, max_;
+  double factor_, jitter_;
+  double current_ = 0;
+  std::mt19937_64 rng_;
+};
+
+// Sleeps up to `millis`, waking early when *stop becomes true. Returns !stopped.
+bool SleepFor(int64_t millis, const std::atomic<bool>* stop);
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string path;  // with query string, e.g. "/api/v1/pods?limit=500"
+  std::string body;
+  std::string content_type = "application/json";
+  int64_t timeout_millis = 30'000;  // whole request (Do only)
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+  std::string content_type;
+  std::optional<int64_t> retry_after_seconds;
+  std::string http_version;  // "1.1", "2"
+};
+
+struct ClientOptions {
+  double qps = 50;
+  int burst = 100;
+  int max_retries = 10;               // Retry-After retries
+  int64_t max_retry_after_millis = 60'000;
+  std::string user_agent = "gantry-scheduler";
+};
+
+// A Status message as std::string (abseil's string_view is not std's here).
+inline std::string Msg(const absl::Status& s) { return std::string(s.message().data(), s.message().size()); }
+
+// Percent-encodes a query parameter value.
+std::string UrlEncode(std::string_view s);
+
+// Turns a non-2xx response into a Status with the API server's message:
+// 404 NotFound, 409 AlreadyExists/Aborted (conflict), 401/403, 410, 429,
+// 5xx Unavailable.
+absl::Status HttpError(const HttpResponse& resp, std::string_view what);
+
+class HttpClient {
+ public:
+  static absl::StatusOr<std::unique_ptr<HttpClient>> Create(RestConfig config, ClientOptions options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // One request with the retries described above. A transport failure
+  // (connection refused, timeout) is Unavailable.
+  absl::StatusOr<HttpResponse> Do(const HttpRequest& req, const std::atomic<bool>* stop = nullptr);
+
+  // A long-running GET (watch). For 2xx answers each complete line of the
+  // body is passed to `on_line` (without the newline); returning false from
+  // it ends the stream. Non-2xx answers are returned with their body. The
+  // stream also ends when *stop becomes true, or after `idle_timeout_millis`
+  // without any byte.
+  absl::StatusOr<HttpResponse> Stream(const HttpRequest& req,
+                                      const std::function<bool(std::string_view line)>& on_line,
+                                      const std::atomic<bool>* stop, int64_t idle_timeout_millis);
+
+  const RestConfig& config() const { return config_; }
+  RateLimiter& rate_limiter() { return limiter_; }
+  int64_t requests_sent() const { return requests_.load(); }
+
+  struct Transfer;  // internal (curl callbacks)
+
+ private:
+  HttpClient(RestConfig config, ClientOptions options);
+  void* AcquireHandle();
+  void ReleaseHandle(void* h);
+  absl::StatusOr<HttpResponse> Perform(const HttpRequest& req, Transfer* xfer, bool stream,
+                                       const std::atomic<bool>* stop);
+
+  RestConfig config_;
+  ClientOptions options_;
+  CredentialProvider creds_;
+  RateLimiter limiter_;
+  std::string base_url_;    // scheme://host[:port][/prefix], host replaced by tls-server-name
+  std::string connect_to_;  // curl CONNECT_TO entry for tls-server-name, else ""
+  std::mutex pool_mu_;
+  std::vector<void*> pool_;
+  void* share_ = nullptr;
+  void* share_locks_ = nullptr;
+  std::atomic<int64_t> requests_{0};
+};
+
+}  // namespace gantry::client
+
+#endif  // GANTRY_SRC_CLIENT_HTTP_H_

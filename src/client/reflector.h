@@ -1,0 +1,184 @@
+// Reflectors keep a local copy of one API resource: a chunked LIST
+// (limit/continue), then a WATCH from the list's resourceVersion with
+// bookmarks. A 410 Gone (on a continue token or a watch) relists; a dropped
+// or failed connection reconnects from the last seen resourceVersion after
+// an exponential backoff with jitter. Watch events are newline-delimited
+// JSON objects {"type": ..., "object": ...}.
+//
+// An `Informer<T>` is the typed sink: it decodes objects with the src/api
+// decoders, keeps them by key, and calls add/update/delete handlers. A bad
+// object is logged with its name, counted and skipped; it never stops the
+// stream.
+#ifndef GANTRY_SRC_CLIENT_REFLECTOR_H_
+#define GANTRY_SRC_CLIENT_REFLECTOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "src/api/decode.h"
+#include "src/client/http.h"
+
+namespace gantry::client {
+
+// Receives decoded JSON objects from a reflector (on its thread).
+class ObjectSink {
+ public:
+  virtual ~ObjectSink() = default;
+  // A (re)list starts; ListItem for each object; EndList when complete (the
+  // sink drops objects it holds that were not listed).
+  virtual void BeginList() = 0;
+  virtual void ListItem(api::JsonValue object) = 0;
+  virtual void EndList() = 0;
+  // A watch event: "ADDED", "MODIFIED" or "DELETED".
+  virtual void Apply(std::string_view type, api::JsonValue object) = 0;
+};
+
+struct ReflectorOptions {
+  std::string name;            // for logs: "pods", "nodes"
+  std::string path;            // collection path: "/api/v1/pods"
+  std::string field_selector;  // optional
+  std::string label_selector;  // optional
+  int64_t page_size = 500;
+  int64_t min_watch_seconds = 300;  // watch timeoutSeconds is random in [min, 2*min)
+  int64_t backoff_initial_millis = 800;
+  int64_t backoff_max_millis = 30'000;
+};
+
+struct ReflectorStats {
+  std::atomic<int64_t> lists{0};
+  std::atomic<int64_t> relists_gone{0};
+  std::atomic<int64_t> watches{0};
+  std::atomic<int64_t> watch_errors{0};
+  std::atomic<int64_t> events{0};
+  std::atomic<int64_t> bad_events{0};  // unparsable lines / ERROR events
+};
+
+class Reflector {
+ public:
+  Reflector(HttpClient& client, ReflectorOptions options, ObjectSink* sink);
+
+  // Runs until *stop becomes true.
+  void Run(const std::atomic<bool>* stop);
+  // True once the first complete list was handed to the sink.
+  bool HasSynced() const { return synced_.load(); }
+  const ReflectorStats& stats() const { return stats_; }
+  const std::string& name() const { return options_.name; }
+  std::string last_resource_version() const;
+
+ private:
+  enum class WatchEnd { kTimeout, kGone, kError, kStopped };
+  absl::Status List(const std::atomic<bool>* stop);
+  WatchEnd Watch(const std::atomic<bool>* stop);
+  std::string Query(bool watch, std::string_view extra) const;
+
+  HttpClient& client_;
+  ReflectorOptions options_;
+  ObjectSink* sink_;
+  std::atomic<bool> synced_{false};
+  mutable std::mutex rv_mu_;
+  std::string resource_version_;
+  ReflectorStats stats_;
+};
+
+// "namespace/name" or "name" of a raw object.
+std::string RawObjectKey(api::JsonValue object);
+
+// Typed store + handlers over the src/api decoders. Types need `meta`.
+template <typename T>
+class Informer final : public ObjectSink {
+ public:
+  using DecodeFn = T (*)(api::Decoder&, api::JsonValue);
+  using Ptr = std::shared_ptr<const T>;
+  struct Handlers {
+    std::function<void(Ptr)> add;
+    std::function<void(Ptr old_obj, Ptr new_obj)> update;
+    std::function<void(Ptr)> del;
+  };
+
+  Informer(std::string kind, DecodeFn decode, Handlers handlers)
+      : kind_(std::move(kind)), decode_(decode), handlers_(std::move(handlers)) {}
+
+  void BeginList() override { listed_.clear(); }
+  void ListItem(api::JsonValue object) override {
+    std::string key = RawObjectKey(object);
+    listed_.insert(key);
+    Upsert(std::move(key), object, /*from_list=*/true);
+  }
+  void EndList() override {
+    std::vector<std::string> gone;
+    for (const auto& [key, obj] : items_) {
+      if (!listed_.contains(key)) gone.push_back(key);
+    }
+    for (const std::string& key : gone) Remove(key);
+    listed_.clear();
+  }
+  void Apply(std::string_view type, api::JsonValue object) override {
+    std::string key = RawObjectKey(object);
+    if (type == "DELETED") {
+      Remove(key);
+    } else {
+      Upsert(std::move(key), object, /*from_list=*/false);
+    }
+  }
+
+  size_t size() const { return items_.size(); }
+  int64_t decode_errors() const { return decode_errors_.load(); }
+  Ptr Get(const std::string& key) const {
+    auto it = items_.find(key);
+    return it == items_.end() ? nullptr : it->second;
+  }
+
+ private:
+  void Upsert(std::string key, api::JsonValue object, bool from_list) {
+    api::Decoder d(kind_);
+    T decoded = decode_(d, object);
+    if (!d.ok()) {
+      decode_errors_.fetch_add(1);
+      LogBadObject(kind_, Msg(d.Finish(object)));
+      return;  // keep whatever we had for this key
+    }
+    auto obj = std::make_shared<const T>(std::move(decoded));
+    auto it = items_.find(key);
+    if (it == items_.end()) {
+      items_.emplace(std::move(key), obj);
+      if (handlers_.add) handlers_.add(obj);
+      return;
+    }
+    if (from_list && it->second->meta.resource_version == obj->meta.resource_version) return;
+    Ptr old = std::move(it->second);
+    it->second = obj;
+    if (handlers_.update) handlers_.update(std::move(old), std::move(obj));
+  }
+  void Remove(const std::string& key) {
+    auto it = items_.find(key);
+    if (it == items_.end()) return;
+    Ptr old = std::move(it->second);
+    items_.erase(it);
+    if (handlers_.del) handlers_.del(std::move(old));
+  }
+  static void LogBadObject(const std::string& kind, std::string_view message);
+
+  std::string kind_;
+  DecodeFn decode_;
+  Handlers handlers_;
+  absl::flat_hash_map<std::string, Ptr> items_;
+  absl::flat_hash_set<std::string> listed_;
+  std::atomic<int64_t> decode_errors_{0};
+};
+
+void LogBadObjectImpl(const std::string& kind, std::string_view message);
+template <typename T>
+void Informer<T>::LogBadObject(const std::string& kind, std::string_view message) {
+  LogBadObjectImpl(kind, message);
+}
+
+}  // namespace gantry::client
+
+#endif  // GANTRY_SRC_CLIENT_REFLECTOR_H_
