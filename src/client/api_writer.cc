@@ -1,1 +1,336 @@
+#include "src/client/api_writer.h"
 
+#include <chrono>
+#include <ctime>
+
+#include "gantry/util/strings.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+
+namespace gantry::client {
+namespace {
+
+int64_t WallMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string PodPath(const api::Pod& pod, std::string_view sub) {
+  std::string p = StrCat("/api/v1/namespaces/", UrlEncode(pod.meta.namespace_.view()), "/pods/",
+                         UrlEncode(pod.meta.name));
+  if (!sub.empty()) p += StrCat("/", sub);
+  return p;
+}
+
+bool Retryable(const absl::StatusOr<HttpResponse>& r) {
+  if (!r.ok()) return r.status().code() == absl::StatusCode::kUnavailable;
+  return r->status >= 500 || r->status == 429;
+}
+
+}  // namespace
+
+std::string ApiClusterWriter::FormatMicroTime(int64_t unix_micros) {
+  time_t secs = static_cast<time_t>(unix_micros / 1'000'000);
+  int64_t frac = unix_micros % 1'000'000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(frac));
+  return buf;
+}
+
+std::string ApiClusterWriter::FormatTime(int64_t unix_micros) {
+  time_t secs = static_cast<time_t>(unix_micros / 1'000'000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string ApiClusterWriter::BindingBody(const api::Pod& pod, std::string_view node) {
+  nlohmann::json j = {{"apiVersion", "v1"},
+                      {"kind", "Binding"},
+                      {"metadata",
+                       {{"name", pod.meta.name}, {"namespace", std::string(pod.meta.namespace_.view())}}},
+                      {"target", {{"kind", "Node"}, {"name", std::string(node)}}}};
+  if (!pod.meta.uid.empty()) j["metadata"]["uid"] = pod.meta.uid;
+  return j.dump();
+}
+
+std::string ApiClusterWriter::PodScheduledPatch(const api::Pod& pod, const framework::PodScheduledCondition& c,
+                                                const std::string* nominated_node, int64_t now_micros) {
+  nlohmann::json cond = {{"type", "PodScheduled"},
+                         {"status", c.status},
+                         {"reason", c.reason},
+                         {"message", c.message},
+                         {"lastProbeTime", nullptr}};
+  // The transition time only moves when the status changes.
+  bool same_status = false;
+  for (const api::PodCondition& pc : pod.conditions) {
+    if (pc.type.view() == "PodScheduled" && pc.status.view() == c.status) same_status = true;
+  }
+  if (!same_status) cond["lastTransitionTime"] = FormatTime(now_micros);
+  if (pod.meta.generation > 0) cond["observedGeneration"] = pod.meta.generation;
+  nlohmann::json status = {{"conditions", nlohmann::json::array({cond})}};
+  if (nominated_node != nullptr) {
+    if (nominated_node->empty()) {
+      status["nominatedNodeName"] = nullptr;
+    } else {
+      status["nominatedNodeName"] = *nominated_node;
+    }
+  }
+  return nlohmann::json{{"status", status}}.dump();
+}
+
+ApiClusterWriter::ApiClusterWriter(HttpClient& client, HttpClient& events_client, WriterOptions options)
+    : client_(client), events_client_(events_client), options_(std::move(options)) {
+  worker_ = std::thread([this] { Worker(); });
+}
+
+ApiClusterWriter::~ApiClusterWriter() {
+  Flush(5'000);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  stop_flag_.store(true);
+  cv_.notify_all();
+  worker_.join();
+}
+
+WriterStats ApiClusterWriter::Stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stats_;
+}
+
+void ApiClusterWriter::Enqueue(std::function<void()> task, bool droppable) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (droppable && droppable_ >= options_.event_queue_capacity) {
+      std::lock_guard<std::mutex> slock(stats_mu_);
+      ++stats_.events_dropped;
+      return;
+    }
+    if (droppable) ++droppable_;
+    tasks_.emplace_back(std::move(task), droppable);
+  }
+  cv_.notify_one();
+}
+
+void ApiClusterWriter::Worker() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+    if (tasks_.empty()) {
+      if (stopping_) return;
+      continue;
+    }
+    auto [task, droppable] = std::move(tasks_.front());
+    tasks_.pop_front();
+    if (droppable) --droppable_;
+    busy_ = true;
+    lock.unlock();
+    task();
+    lock.lock();
+    busy_ = false;
+    if (tasks_.empty()) idle_cv_.notify_all();
+  }
+}
+
+bool ApiClusterWriter::Flush(int64_t timeout_millis) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_for(lock, std::chrono::milliseconds(timeout_millis),
+                           [&] { return tasks_.empty() && !busy_; });
+}
+
+absl::Status ApiClusterWriter::BindPod(const api::Pod& pod, std::string_view node) {
+  HttpRequest req;
+  req.method = "POST";
+  req.path = PodPath(pod, "binding");
+  req.body = BindingBody(pod, node);
+  absl::StatusOr<HttpResponse> r = client_.Do(req);
+  if (!r.ok()) return r.status();
+  if (r->status == 200 || r->status == 201) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.bindings;
+    return absl::OkStatus();
+  }
+  absl::Status err = HttpError(*r, StrCat("bind ", pod.meta.Key(), " to ", node));
+  if (r->status == 409) {
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.binding_conflicts;
+    }
+    return absl::AlreadyExistsError(err.message());
+  }
+  return err;
+}
+
+absl::Status ApiClusterWriter::UpdatePodScheduledCondition(const api::Pod& pod,
+                                                           const framework::PodScheduledCondition& condition,
+                                                           const std::string* nominated_node) {
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = PodPath(pod, "status");
+  req.content_type = "application/strategic-merge-patch+json";
+  req.body = PodScheduledPatch(pod, condition, nominated_node, WallMicros());
+  std::string key = pod.meta.Key();
+  Enqueue(
+      [this, req = std::move(req), key = std::move(key)] {
+        Backoff backoff(100, 2'000);
+        for (int attempt = 0;; ++attempt) {
+          absl::StatusOr<HttpResponse> r = client_.Do(req, &stop_flag_);
+          if (r.ok() && r->status >= 200 && r->status < 300) {
+            std::lock_guard<std::mutex> lock(stats_mu_);
+            ++stats_.status_patches;
+            return;
+          }
+          if (r.ok() && r->status == 404) return;  // the pod is gone
+          if (Retryable(r) && attempt < options_.status_patch_retries && !stop_flag_.load()) {
+            SleepFor(backoff.NextMillis(), &stop_flag_);
+            continue;
+          }
+          spdlog::warn("updating PodScheduled of {}: {}", key,
+                       r.ok() ? Msg(HttpError(*r, "patch pods/status")) : Msg(r.status()));
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          ++stats_.status_patch_failures;
+          return;
+        }
+      },
+      /*droppable=*/false);
+  return absl::OkStatus();
+}
+
+absl::Status ApiClusterWriter::DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
+                                                      std::string_view node) {
+  const int64_t now = WallMicros();
+  // 1. DisruptionTarget condition (best effort, as upstream).
+  {
+    nlohmann::json cond = {{"type", "DisruptionTarget"},
+                           {"status", "True"},
+                           {"reason", "PreemptionByScheduler"},
+                           {"message", StrCat(preemptor.scheduler_name.view(),
+                                              ": preempting to accommodate a higher priority pod")},
+                           {"lastTransitionTime", FormatTime(now)}};
+    HttpRequest req;
+    req.method = "PATCH";
+    req.path = PodPath(victim, "status");
+    req.content_type = "application/strategic-merge-patch+json";
+    req.body = nlohmann::json{{"status", {{"conditions", nlohmann::json::array({cond})}}}}.dump();
+    absl::StatusOr<HttpResponse> r = client_.Do(req);
+    if (r.ok() && r->status == 404) return absl::OkStatus();  // already gone
+    if (!r.ok() || r->status >= 300) {
+      spdlog::warn("setting DisruptionTarget on {}: {}", victim.meta.Key(),
+                   r.ok() ? Msg(HttpError(*r, "patch")) : Msg(r.status()));
+    }
+  }
+  // 2. DELETE with a UID precondition so a recreated pod of the same name survives.
+  HttpRequest del;
+  del.method = "DELETE";
+  del.path = PodPath(victim, "");
+  nlohmann::json opts = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!victim.meta.uid.empty()) opts["preconditions"] = {{"uid", victim.meta.uid}};
+  del.body = opts.dump();
+  absl::StatusOr<HttpResponse> r = client_.Do(del);
+  if (!r.ok()) return r.status();
+  if (r->status == 404) return absl::OkStatus();
+  if (r->status >= 300) return HttpError(*r, StrCat("delete preemption victim ", victim.meta.Key()));
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.deletions;
+  }
+  // 3. Preempted event on the victim.
+  RecordEvent(framework::EventRecord{"Pod", std::string(victim.meta.namespace_.view()), victim.meta.name,
+                                     victim.meta.uid, "Normal", "Preempted", "Preempting",
+                                     StrCat("Preempted by pod ", preemptor.meta.uid, " on node ", node),
+                                     std::string(preemptor.scheduler_name.view())});
+  return absl::OkStatus();
+}
+
+void ApiClusterWriter::RecordEvent(const framework::EventRecord& event) {
+  const int64_t now = WallMicros();
+  Enqueue([this, event, now] { WriteEvent(event, now); }, /*droppable=*/true);
+}
+
+absl::Status ApiClusterWriter::CreateEvent(const framework::EventRecord& e, int64_t now, std::string* name,
+                                           std::string* ns) {
+  *ns = e.namespace_.empty() ? "default" : e.namespace_;
+  char hex[32];
+  std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(now) * 1000ULL);
+  *name = StrCat(e.name, ".", hex);
+  const std::string controller = e.reporting_controller.empty() ? "gantry-scheduler" : e.reporting_controller;
+  nlohmann::json regarding = {{"kind", e.regarding_kind}, {"name", e.name}};
+  if (e.regarding_kind == "Pod") regarding["apiVersion"] = "v1";
+  if (!e.namespace_.empty()) regarding["namespace"] = e.namespace_;
+  if (!e.uid.empty()) regarding["uid"] = e.uid;
+  nlohmann::json body = {{"apiVersion", "events.k8s.io/v1"},
+                         {"kind", "Event"},
+                         {"metadata", {{"name", *name}, {"namespace", *ns}}},
+                         {"eventTime", FormatMicroTime(now)},
+                         {"reportingController", controller},
+                         {"reportingInstance", StrCat(controller, "-", options_.hostname)},
+                         {"action", e.action},
+                         {"reason", e.reason},
+                         {"regarding", regarding},
+                         {"note", e.note},
+                         {"type", e.type}};
+  HttpRequest req;
+  req.method = "POST";
+  req.path = StrCat("/apis/events.k8s.io/v1/namespaces/", UrlEncode(*ns), "/events");
+  req.body = body.dump();
+  absl::StatusOr<HttpResponse> r = events_client_.Do(req, &stop_flag_);
+  if (!r.ok()) return r.status();
+  if (r->status >= 300) return HttpError(*r, "create event");
+  return absl::OkStatus();
+}
+
+void ApiClusterWriter::WriteEvent(const framework::EventRecord& e, int64_t now) {
+  // Isomorphic events: same object, reason, action, type, note, controller.
+  std::string key = StrCat(e.regarding_kind, "\x1f", e.namespace_, "\x1f", e.name, "\x1f", e.uid, "\x1f", e.reason,
+                           "\x1f", e.action, "\x1f", e.type, "\x1f", e.reporting_controller, "\x1f", e.note);
+  // Forget stale series now and then so the map stays small.
+  if (series_.size() > 4096) {
+    for (auto it = series_.begin(); it != series_.end();) {
+      if (now - it->second.last_micros > options_.series_window_micros) {
+        series_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  auto it = series_.find(key);
+  if (it != series_.end() && now - it->second.last_micros <= options_.series_window_micros) {
+    Series& s = it->second;
+    s.count++;
+    s.last_micros = now;
+    HttpRequest req;
+    req.method = "PATCH";
+    req.path = StrCat("/apis/events.k8s.io/v1/namespaces/", UrlEncode(s.namespace_), "/events/", UrlEncode(s.name));
+    req.content_type = "application/merge-patch+json";
+    req.body = nlohmann::json{{"series", {{"count", s.count}, {"lastObservedTime", FormatMicroTime(now)}}}}.dump();
+    absl::StatusOr<HttpResponse> r = events_client_.Do(req, &stop_flag_);
+    if (r.ok() && r->status < 300) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.events_folded;
+      return;
+    }
+    series_.erase(it);  // the event expired or was deleted: start a new one
+  }
+  Series s;
+  absl::Status st = CreateEvent(e, now, &s.name, &s.namespace_);
+  if (!st.ok()) {
+    spdlog::debug("event {} on {}/{}: {}", e.reason, e.namespace_, e.name, Msg(st));
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.event_failures;
+    return;
+  }
+  s.last_micros = now;
+  series_[key] = std::move(s);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  ++stats_.events_created;
+}
+
+}  // namespace gantry::client

@@ -1,1 +1,139 @@
+#include "src/client/event_source.h"
 
+#include <chrono>
+#include <thread>
+
+#include "spdlog/spdlog.h"
+#include "src/api/node.h"
+#include "src/api/pod.h"
+#include "src/api/policy.h"
+
+namespace gantry::client {
+
+template <typename T>
+void EventSource::Add(std::string name, std::string path, std::string field_selector, std::string kind,
+                      T (*decode)(api::Decoder&, api::JsonValue), typename Informer<T>::Handlers handlers) {
+  // Wrap every handler with the shared mutex.
+  typename Informer<T>::Handlers locked;
+  if (handlers.add) {
+    locked.add = [this, h = handlers.add](typename Informer<T>::Ptr o) {
+      std::lock_guard<std::mutex> lock(handler_mu_);
+      h(std::move(o));
+    };
+  }
+  if (handlers.update) {
+    locked.update = [this, h = handlers.update](typename Informer<T>::Ptr a, typename Informer<T>::Ptr b) {
+      std::lock_guard<std::mutex> lock(handler_mu_);
+      h(std::move(a), std::move(b));
+    };
+  }
+  if (handlers.del) {
+    locked.del = [this, h = handlers.del](typename Informer<T>::Ptr o) {
+      std::lock_guard<std::mutex> lock(handler_mu_);
+      h(std::move(o));
+    };
+  }
+  auto informer = std::make_unique<Informer<T>>(std::move(kind), decode, std::move(locked));
+  Informer<T>* raw = informer.get();
+  ReflectorOptions opts;
+  opts.name = std::move(name);
+  opts.path = std::move(path);
+  opts.field_selector = std::move(field_selector);
+  Entry e;
+  e.reflector = std::make_unique<Reflector>(client_, std::move(opts), raw);
+  e.decode_errors = [raw] { return raw->decode_errors(); };
+  e.sink = std::move(informer);
+  entries_.push_back(std::move(e));
+}
+
+EventSource::EventSource(HttpClient& client, const Discovery& discovery, scheduler::Scheduler& sched)
+    : client_(client), scheduler_(sched) {
+  using PodPtr = std::shared_ptr<const api::Pod>;
+  using NodePtr = std::shared_ptr<const api::Node>;
+  Add<api::Pod>("pods", "/api/v1/pods", kPodFieldSelector, "Pod", &api::DecodePod,
+                {[this](PodPtr p) { scheduler_.OnPodAdd(std::move(p)); },
+                 [this](PodPtr a, PodPtr b) { scheduler_.OnPodUpdate(std::move(a), std::move(b)); },
+                 [this](PodPtr p) { scheduler_.OnPodDelete(std::move(p)); }});
+  Add<api::Node>("nodes", "/api/v1/nodes", "", "Node", &api::DecodeNode,
+                 {[this](NodePtr n) { scheduler_.OnNodeAdd(std::move(n)); },
+                  [this](NodePtr a, NodePtr b) { scheduler_.OnNodeUpdate(std::move(a), std::move(b)); },
+                  [this](NodePtr n) { scheduler_.OnNodeDelete(std::move(n)); }});
+  using NsPtr = std::shared_ptr<const api::Namespace>;
+  auto ns_set = [this](NsPtr n) { scheduler_.OnNamespace(api::Symbol::Intern(n->meta.name), n->meta.labels); };
+  Add<api::Namespace>("namespaces", "/api/v1/namespaces", "", "Namespace", &api::DecodeNamespace,
+                      {ns_set, [ns_set](NsPtr, NsPtr n) { ns_set(std::move(n)); },
+                       [this](NsPtr n) { scheduler_.cluster_state().RemoveNamespace(api::Symbol::Intern(n->meta.name)); }});
+  if (discovery.ServesGroupVersion("scheduling.k8s.io/v1")) {
+    using PcPtr = std::shared_ptr<const api::PriorityClass>;
+    auto pc_set = [this](PcPtr pc) {
+      scheduler_.OnPriorityClass(api::Symbol::Intern(pc->meta.name),
+                                 state::PriorityClassInfo{pc->value, pc->global_default, pc->preemption_policy});
+    };
+    Add<api::PriorityClass>(
+        "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", "", "PriorityClass",
+        &api::DecodePriorityClass,
+        {pc_set, [pc_set](PcPtr, PcPtr pc) { pc_set(std::move(pc)); },
+         [this](PcPtr pc) { scheduler_.cluster_state().RemovePriorityClass(api::Symbol::Intern(pc->meta.name)); }});
+  }
+  if (discovery.ServesGroupVersion("policy/v1")) {
+    using PdbPtr = std::shared_ptr<const api::PodDisruptionBudget>;
+    Add<api::PodDisruptionBudget>(
+        "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", "", "PodDisruptionBudget",
+        &api::DecodePodDisruptionBudget,
+        {[this](PdbPtr p) { scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p)); },
+         [this](PdbPtr, PdbPtr p) { scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p)); },
+         [this](PdbPtr p) { scheduler_.cluster_state().RemovePodDisruptionBudget(p->meta.Key()); }});
+  }
+}
+
+EventSource::~EventSource() { Stop(); }
+
+void EventSource::Start() {
+  for (Entry& e : entries_) {
+    Reflector* r = e.reflector.get();
+    threads_.emplace_back([this, r] { r->Run(&stop_); });
+  }
+}
+
+void EventSource::Stop() {
+  stop_.store(true);
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+bool EventSource::HasSynced() const {
+  for (const Entry& e : entries_) {
+    if (!e.reflector->HasSynced()) return false;
+  }
+  return true;
+}
+
+bool EventSource::WaitForSync(const std::atomic<bool>* stop, int64_t timeout_millis) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_millis);
+  while (!HasSynced()) {
+    if ((stop != nullptr && stop->load()) || std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+EventSourceStats EventSource::Stats() const {
+  EventSourceStats s;
+  for (const Entry& e : entries_) {
+    s.decode_errors += e.decode_errors();
+    s.relists += e.reflector->stats().relists_gone.load();
+    s.watch_errors += e.reflector->stats().watch_errors.load();
+    s.events += e.reflector->stats().events.load();
+  }
+  return s;
+}
+
+std::vector<std::string> EventSource::ResourceNames() const {
+  std::vector<std::string> out;
+  for (const Entry& e : entries_) out.push_back(e.reflector->name());
+  return out;
+}
+
+}  // namespace gantry::client
