@@ -701,13 +701,8 @@ Search::Step Search::SearchFrom(int ci, int ri, int slot, size_t start) {
   }
   const bool all = rs.spec->allocation_mode == api::AllocationMode::kAll;
   const int64_t need = all ? static_cast<int64_t>(c.devices.size()) : rs.spec->count;
-  if (slot == need) {
-    Step s = SearchFrom(ci, ri + 1, 0, 0);
-    if (s != Step::kOk && s != Step::kAbort && slot == 0) {
-      // nothing to undo
-    }
-    return s;
-  }
+  if (all && need == 0) return Step::kFail;  // All over nothing is no solution
+  if (slot == need) return SearchFrom(ci, ri + 1, 0, 0);
   if (static_cast<int64_t>(results_per_claim_[ci].size()) + need - slot > static_cast<int64_t>(kMaxResults)) {
     return Step::kSizeExceeded;
   }
