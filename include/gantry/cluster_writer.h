@@ -11,7 +11,10 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "absl/status/status.h"
+#include "src/api/dra.h"
 #include "src/api/pod.h"
 
 namespace gantry::framework {
@@ -58,6 +61,36 @@ class ClusterWriter {
 
   // Best effort; failures are logged and counted by the implementation.
   virtual void RecordEvent(const EventRecord& event) = 0;
+
+  // ---- Dynamic Resource Allocation (resourceclaims, resourceclaims/status) --
+  // The defaults return Unimplemented so that writers without DRA support
+  // keep compiling; the DynamicResources plugin turns that into an Error.
+
+  // Adds `finalizer` (resource.kubernetes.io/delete-protection) to the claim's
+  // metadata if it is missing (UID precondition; Conflict on a stale claim).
+  virtual absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) {
+    (void)claim;
+    (void)finalizer;
+    return absl::UnimplementedError("AddResourceClaimFinalizer is not implemented by this cluster writer");
+  }
+
+  // Writes status.allocation (with allocationTimestamp) and status.reservedFor
+  // of `claim` (PreBind). `claim` is the version the scheduler saw.
+  virtual absl::Status UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+      const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
+    (void)claim;
+    (void)allocation;
+    (void)reserved_for;
+    return absl::UnimplementedError("UpdateResourceClaimStatus is not implemented by this cluster writer");
+  }
+
+  // Clears status.allocation, status.reservedFor and status.devices of
+  // `claim` (PostFilter deallocation of a claim that cannot be used).
+  virtual absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) {
+    (void)claim;
+    return absl::UnimplementedError("DeallocateResourceClaim is not implemented by this cluster writer");
+  }
 };
 
 }  // namespace gantry::framework

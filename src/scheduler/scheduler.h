@@ -26,6 +26,7 @@
 #include "src/framework/schedule_pod.h"
 #include "src/queue/scheduling_queue.h"
 #include "src/state/cluster_state.h"
+#include "src/state/dra_state.h"
 #include "src/state/snapshot.h"
 
 namespace gantry::scheduler {
@@ -77,6 +78,23 @@ class Scheduler {
   void OnNodeDelete(std::shared_ptr<const api::Node> node);
   void OnNamespace(api::Symbol name, api::Labels labels);
   void OnPriorityClass(api::Symbol name, state::PriorityClassInfo info);
+  // DRA objects (src/scheduler/dra_events.cc): update dra() and requeue.
+  // `old_obj` may be null for adds.
+  void OnResourceSlice(std::shared_ptr<const api::ResourceSlice> old_obj,
+                       std::shared_ptr<const api::ResourceSlice> obj);
+  void OnResourceSliceDelete(std::shared_ptr<const api::ResourceSlice> obj);
+  void OnDeviceClass(std::shared_ptr<const api::DeviceClass> old_obj, std::shared_ptr<const api::DeviceClass> obj);
+  void OnDeviceClassDelete(std::shared_ptr<const api::DeviceClass> obj);
+  void OnResourceClaim(std::shared_ptr<const api::ResourceClaim> old_obj,
+                       std::shared_ptr<const api::ResourceClaim> obj);
+  void OnResourceClaimDelete(std::shared_ptr<const api::ResourceClaim> obj);
+  void OnResourceClaimTemplate(std::shared_ptr<const api::ResourceClaimTemplate> obj);
+  void OnResourceClaimTemplateDelete(std::shared_ptr<const api::ResourceClaimTemplate> obj);
+  void OnDeviceTaintRule(std::shared_ptr<const api::DeviceTaintRule> old_obj,
+                         std::shared_ptr<const api::DeviceTaintRule> obj);
+  void OnDeviceTaintRuleDelete(std::shared_ptr<const api::DeviceTaintRule> obj);
+  // The DRA state shared by every profile (setup.cc hands it to each framework).
+  state::DraState& dra() { return *dra_; }
 
   // Runs one scheduling cycle. Blocking waits for a pod; non-blocking
   // returns false at once when the active queue is empty.
@@ -117,6 +135,7 @@ class Scheduler {
   state::Snapshot snapshot_;
   std::unique_ptr<framework::PodScheduler> algorithm_;
   AttemptObserver* observer_ = nullptr;
+  std::unique_ptr<state::DraState> dra_ = std::make_unique<state::DraState>();
   std::mutex observer_mu_;
 
   // Binding workers (live mode).

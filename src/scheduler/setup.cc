@@ -50,6 +50,7 @@ absl::StatusOr<SchedulerBundle> BuildScheduler(const config::Configuration& conf
     GANTRY_ASSIGN_OR_RETURN(framework::ProfileSpec spec, ToProfileSpec(profile));
     GANTRY_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
                             framework::Framework::Create(spec, registry, writer, clock, *bundle.pool));
+    fw->SetDraState(&bundle.scheduler->dra());
     bundle.scheduler->AddProfile(std::move(fw));
   }
   bundle.scheduler->Start(config.pod_initial_backoff_seconds * 1'000'000,

@@ -151,4 +151,25 @@ absl::Status FakeHandle::DeletePodForPreemption(const api::Pod& victim, const ap
   return absl::OkStatus();
 }
 
+absl::Status FakeHandle::AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view) {
+  if (!dra_write_status.ok()) return dra_write_status;
+  claim_finalizers.push_back(claim.meta.Key());
+  return absl::OkStatus();
+}
+
+absl::Status FakeHandle::UpdateResourceClaimStatus(const api::ResourceClaim& claim,
+                                                   const api::AllocationResult& allocation,
+                                                   const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
+  if (!dra_write_status.ok()) return dra_write_status;
+  claim_allocations.emplace_back(claim.meta.Key(), allocation);
+  claim_reservations.push_back(reserved_for);
+  return absl::OkStatus();
+}
+
+absl::Status FakeHandle::DeallocateResourceClaim(const api::ResourceClaim& claim) {
+  if (!dra_write_status.ok()) return dra_write_status;
+  deallocated_claims.push_back(claim.meta.Key());
+  return absl::OkStatus();
+}
+
 }  // namespace gantry::testing

@@ -11,6 +11,7 @@
 
 #include "gantry/handle.h"
 #include "gantry/types.h"
+#include "src/api/dra.h"
 #include "src/api/node.h"
 #include "src/api/pod.h"
 
@@ -70,11 +71,24 @@ class FakeHandle : public framework::FrameworkHandle, public framework::Snapshot
   absl::Status DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
                                       std::string_view node) override;
   void RecordEvent(const framework::EventRecord& event) override { events.push_back(event); }
+  // DRA writes (recorded; return `dra_write_status`).
+  absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) override;
+  absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+                                         const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
+  absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  // DRA state handed to plugins (not owned; null by default).
+  void SetDra(state::DraState* dra) { dra_ = dra; }
+  state::DraState* Dra() const override { return dra_; }
 
   FakeClock& fake_clock() { return clock_; }
   std::vector<std::pair<std::string, std::string>> bindings;  // pod key -> node
   std::vector<std::string> deleted;                            // victim keys
   std::vector<framework::EventRecord> events;
+  std::vector<std::string> claim_finalizers;  // "ns/name"
+  std::vector<std::pair<std::string, api::AllocationResult>> claim_allocations;  // "ns/name" -> allocation
+  std::vector<std::vector<api::ResourceClaimConsumerReference>> claim_reservations;
+  std::vector<std::string> deallocated_claims;
+  absl::Status dra_write_status;
 
  private:
   FakeClock clock_{1'700'000'000'000'000};
@@ -82,6 +96,7 @@ class FakeHandle : public framework::FrameworkHandle, public framework::Snapshot
   std::vector<framework::NodeInfo*> nodes_;
   mutable std::vector<framework::NodeInfo*> with_affinity_, with_anti_affinity_;
   std::vector<std::pair<api::Symbol, api::Labels>> namespaces_;
+  state::DraState* dra_ = nullptr;
 };
 
 }  // namespace gantry::testing

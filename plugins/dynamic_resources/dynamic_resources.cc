@@ -1,0 +1,497 @@
+#include "plugins/dynamic_resources/dynamic_resources.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "gantry/util/strings.h"
+#include "plugins/helper/helper.h"
+#include "src/state/dra_state.h"
+
+namespace gantry::plugins::dynamic_resources {
+namespace {
+
+using framework::Code;
+using framework::Status;
+
+// Go duration ("10s", "1m30s", "500ms", "0"); nullopt when malformed.
+std::optional<int64_t> ParseDurationMicros(std::string_view s) {
+  if (s == "0") return 0;
+  int64_t total = 0;
+  size_t i = 0;
+  if (s.empty()) return std::nullopt;
+  while (i < s.size()) {
+    size_t j = i;
+    double v = 0;
+    bool digits = false;
+    double frac = 0, scale = 1;
+    bool dot = false;
+    while (j < s.size() && (isdigit(static_cast<unsigned char>(s[j])) || s[j] == '.')) {
+      if (s[j] == '.') {
+        dot = true;
+      } else if (!dot) {
+        v = v * 10 + (s[j] - '0');
+      } else {
+        scale /= 10;
+        frac += (s[j] - '0') * scale;
+      }
+      digits = true;
+      ++j;
+    }
+    if (!digits) return std::nullopt;
+    size_t k = j;
+    while (k < s.size() && !isdigit(static_cast<unsigned char>(s[k])) && s[k] != '.') ++k;
+    std::string_view unit = s.substr(j, k - j);
+    double mult;
+    if (unit == "h") mult = 3600e6;
+    else if (unit == "m") mult = 60e6;
+    else if (unit == "s") mult = 1e6;
+    else if (unit == "ms") mult = 1e3;
+    else if (unit == "us" || unit == "µs") mult = 1;
+    else if (unit == "ns") mult = 1e-3;
+    else return std::nullopt;
+    total += static_cast<int64_t>((v + frac) * mult);
+    i = k;
+  }
+  return total;
+}
+
+std::string FormatDuration(int64_t micros) {
+  if (micros % 1'000'000 == 0) return gantry::StrCat(micros / 1'000'000, "s");
+  if (micros % 1000 == 0) return gantry::StrCat(micros / 1000, "ms");
+  return gantry::StrCat(micros, "us");
+}
+
+// The claims of one pod, resolved in PreFilter.
+struct ResolvedClaim {
+  std::shared_ptr<const api::ResourceClaim> claim;
+  bool allocate = false;  // not allocated yet: the allocator picks devices
+  int alloc_index = -1;   // index in the allocator's claim list
+};
+
+struct Shared {
+  std::mutex mu;
+  absl::flat_hash_map<std::string, std::vector<api::AllocationResult>> node_allocations;
+  absl::flat_hash_set<size_t> unavailable;  // allocated claims that did not fit some node
+};
+
+struct CycleData final : framework::StateData {
+  std::vector<ResolvedClaim> claims;
+  std::shared_ptr<const dra::Allocator> allocator;  // null when every claim is allocated
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  std::vector<api::AllocationResult> reserved;  // Reserve's choice, per to-allocate claim
+  std::string reserved_node;
+
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<CycleData>(*this); }
+};
+
+// The claim names of the pod: {pod claim name, resource claim name ("" = none needed)}.
+// Returns false (with `missing`) when a template claim has not been created yet.
+bool ClaimNames(const api::Pod& pod, std::vector<std::pair<std::string, std::string>>* out, std::string* missing) {
+  out->clear();
+  for (const api::PodResourceClaim& rc : pod.resource_claims) {
+    if (!rc.resource_claim_name.empty()) {
+      out->emplace_back(rc.name.str(), rc.resource_claim_name);
+      continue;
+    }
+    bool found = false;
+    for (const api::PodResourceClaimStatus& st : pod.resource_claim_statuses) {
+      if (st.name == rc.name) {
+        found = true;
+        if (!st.resource_claim_name.empty()) out->emplace_back(rc.name.str(), st.resource_claim_name);
+      }
+    }
+    if (!found) {
+      *missing = gantry::StrCat("pod \"", pod.meta.Key(), "\": waiting for resource claim of \"", rc.name.view(),
+                                "\" (template ", rc.resource_claim_template_name, ") to be created");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsForPod(const api::ResourceClaim& claim, const api::Pod& pod) {
+  for (const api::OwnerReference& o : claim.meta.owner_references) {
+    if (o.uid == pod.meta.uid) return true;
+  }
+  return false;
+}
+
+// Checks existence/ownership/deletion of every claim; "" when fine.
+std::string CheckClaims(const api::Pod& pod, state::DraState& dra,
+                        std::vector<std::shared_ptr<const api::ResourceClaim>>* out) {
+  std::vector<std::pair<std::string, std::string>> names;
+  std::string missing;
+  if (!ClaimNames(pod, &names, &missing)) return missing;
+  for (const auto& [pod_name, claim_name] : names) {
+    auto claim = dra.GetClaim(pod.meta.namespace_.view(), claim_name);
+    if (claim == nullptr) {
+      return gantry::StrCat("resourceclaim \"", claim_name, "\" not found");
+    }
+    if (claim->meta.deletion_micros) {
+      return gantry::StrCat("resourceclaim \"", claim_name, "\" is being deleted");
+    }
+    bool from_template = false;
+    for (const api::PodResourceClaim& rc : pod.resource_claims) {
+      if (rc.name.view() == pod_name && rc.resource_claim_name.empty()) from_template = true;
+    }
+    if (from_template && !IsForPod(*claim, pod)) {
+      return gantry::StrCat("resourceclaim \"", claim_name, "\" was not created for the pod");
+    }
+    if (out) out->push_back(std::move(claim));
+  }
+  return "";
+}
+
+}  // namespace
+
+DynamicResourcesArgs DynamicResourcesArgs::Decode(api::Decoder& d, api::JsonValue v) {
+  DynamicResourcesArgs a;
+  helper::DecodeArgsObject(d, v, kArgsKind, [&](std::string_view key, api::JsonValue value) {
+    if (key != "filterTimeout" && key != "bindingTimeout") return false;
+    std::string_view text;
+    if (value.get_string().get(text) != simdjson::SUCCESS) {
+      d.Fail("must be a duration string such as \"10s\"");
+      return true;
+    }
+    std::optional<int64_t> micros = ParseDurationMicros(text);
+    if (!micros || *micros < 0) {
+      d.Fail(gantry::StrCat("invalid duration \"", text, "\""));
+      return true;
+    }
+    if (key == "filterTimeout") {
+      a.filter_timeout_micros = *micros;
+    } else {
+      if (*micros < 1'000'000) {
+        d.Fail("must be at least 1s");
+        return true;
+      }
+      a.binding_timeout_micros = *micros;
+    }
+    return true;
+  });
+  return a;
+}
+
+nlohmann::json DynamicResourcesArgs::ToJson() const {
+  return {{"apiVersion", helper::kArgsApiVersion},
+          {"kind", kArgsKind},
+          {"filterTimeout", FormatDuration(filter_timeout_micros)},
+          {"bindingTimeout", FormatDuration(binding_timeout_micros)}};
+}
+
+DynamicResources::DynamicResources(DynamicResourcesArgs args, framework::FrameworkHandle& handle,
+                                   dra::Features features)
+    : args_(args), handle_(handle), features_(features) {}
+
+Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
+  if (pod.p().resource_claims.empty()) return Status();
+  state::DraState* dra = handle_.Dra();
+  if (dra == nullptr) return Status::Unresolvable("dynamic resource allocation is not available in this scheduler");
+  std::string why = CheckClaims(pod.p(), *dra, nullptr);
+  if (!why.empty()) return Status::Unresolvable(std::move(why));
+  return Status();
+}
+
+Status DynamicResources::PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                   const std::vector<framework::NodeInfo*>&, framework::PreFilterResult*) {
+  const api::Pod& p = pod.p();
+  if (p.resource_claims.empty()) return Status::Skip();
+  state::DraState* dra = handle_.Dra();
+  if (dra == nullptr) return Status::Unresolvable("dynamic resource allocation is not available in this scheduler");
+  std::vector<std::shared_ptr<const api::ResourceClaim>> claims;
+  std::string why = CheckClaims(p, *dra, &claims);
+  if (!why.empty()) return Status::Unresolvable(std::move(why));
+  if (claims.empty()) return Status::Skip();
+
+  auto data = std::make_unique<CycleData>();
+  std::vector<std::shared_ptr<const api::ResourceClaim>> to_allocate;
+  const api::Labels* ns_labels = handle_.NamespaceLabels(p.meta.namespace_);
+  for (auto& claim : claims) {
+    ResolvedClaim rc;
+    rc.claim = claim;
+    if (claim->IsAllocated()) {
+      if (!claim->IsReservedFor(p.meta.uid) && claim->status.reserved_for.size() >= api::kReservedForMaxSize) {
+        return Status::Unresolvable(gantry::StrCat("resourceclaim \"", claim->meta.name,
+                                                   "\" is in use by too many consumers"));
+      }
+    } else if (dra->IsInFlight(claim->meta.uid)) {
+      return Status::Unschedulable(gantry::StrCat("resourceclaim \"", claim->meta.name,
+                                                  "\" is being allocated for another pod"));
+    } else {
+      for (const api::DeviceRequest& r : claim->spec.requests) {
+        if (r.exactly && r.exactly->admin_access) {
+          auto v = ns_labels ? api::FindLabel(*ns_labels, api::kAdminAccessNamespaceLabel) : std::nullopt;
+          if (!v || v->view() != "true") {
+            return Status::Unresolvable(gantry::StrCat(
+                "resourceclaim \"", claim->meta.name, "\": request \"", r.name.view(),
+                "\" asks for admin access, but namespace ", p.meta.namespace_.view(), " lacks the label ",
+                api::kAdminAccessNamespaceLabel, "=true"));
+          }
+        }
+      }
+      rc.allocate = true;
+      rc.alloc_index = static_cast<int>(to_allocate.size());
+      to_allocate.push_back(claim);
+    }
+    data->claims.push_back(std::move(rc));
+  }
+  if (!to_allocate.empty()) {
+    dra::AllocatorOptions opts;
+    opts.features = features_;
+    auto allocator = dra::Allocator::Create(opts, dra->Snapshot(), std::move(to_allocate));
+    if (!allocator.ok()) {
+      if (absl::IsNotFound(allocator.status())) {
+        // A missing DeviceClass may still be created: wait for it.
+        return Status::Unresolvable(std::string(allocator.status().message()));
+      }
+      return Status::Error(std::string(allocator.status().message()));
+    }
+    data->allocator = std::move(*allocator);
+  }
+  state.Write(kStateKey, std::move(data));
+  return Status();
+}
+
+Status DynamicResources::Filter(const framework::CycleState& state, const framework::PodInfo&,
+                                const framework::NodeInfo& node) {
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return Status::Error(std::string(read.status().message()));
+  CycleData& data = **read;
+  const api::Node* n = node.node();
+  if (n == nullptr) return Status::Error("node not found");
+  for (size_t i = 0; i < data.claims.size(); ++i) {
+    const ResolvedClaim& rc = data.claims[i];
+    if (rc.allocate) continue;
+    const auto& sel = rc.claim->status.allocation->node_selector;
+    if (sel && !sel->Matches(n->meta.labels, n->meta.name)) {
+      std::lock_guard<std::mutex> lock(data.shared->mu);
+      data.shared->unavailable.insert(i);
+      return Status::Unresolvable(
+          gantry::StrCat("resourceclaim \"", rc.claim->meta.name, "\" not available on the node"));
+    }
+  }
+  if (!data.allocator) return Status();
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  if (args_.filter_timeout_micros > 0) {
+    deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(args_.filter_timeout_micros);
+  }
+  dra::NodeAllocation out = data.allocator->Allocate(*n, deadline);
+  using R = dra::NodeAllocation::Result;
+  switch (out.result) {
+    case R::kSuccess: {
+      std::lock_guard<std::mutex> lock(data.shared->mu);
+      data.shared->node_allocations[n->meta.name] = std::move(out.allocations);
+      return Status();
+    }
+    case R::kFatal:
+      return Status::Error(std::move(out.message));
+    case R::kTimeout:
+      return Status::Unschedulable(gantry::StrCat("timed out trying to allocate devices: ", out.message));
+    case R::kNodeError:
+    case R::kUnsatisfiable:
+      return Status::Unschedulable(std::move(out.message));
+  }
+  return Status();
+}
+
+framework::PostFilterResult DynamicResources::PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                                         const framework::NodeToStatus&) {
+  framework::PostFilterResult result;
+  result.status = Status::Unschedulable("no new claims to deallocate");
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return result;
+  CycleData& data = **read;
+  std::vector<size_t> unavailable;
+  {
+    std::lock_guard<std::mutex> lock(data.shared->mu);
+    unavailable.assign(data.shared->unavailable.begin(), data.shared->unavailable.end());
+  }
+  std::sort(unavailable.begin(), unavailable.end());
+  state::DraState* dra = handle_.Dra();
+  for (size_t i : unavailable) {
+    const api::ResourceClaim& claim = *data.claims[i].claim;
+    const auto& rf = claim.status.reserved_for;
+    if (!(rf.empty() || (rf.size() == 1 && rf[0].uid == pod.uid()))) continue;
+    absl::Status st = handle_.Writer().DeallocateResourceClaim(claim);
+    if (!st.ok()) {
+      result.status = Status::Error(std::string(st.message()));
+      return result;
+    }
+    if (dra != nullptr) {
+      auto copy = std::make_shared<api::ResourceClaim>(claim);
+      copy->status = {};
+      dra->AssumeClaim(std::move(copy));
+    }
+    result.status = Status::Unschedulable("deallocation of ResourceClaim completed");
+    result.message = gantry::StrCat("deallocated resourceclaim \"", claim.meta.name, "\"");
+    return result;
+  }
+  return result;
+}
+
+Status DynamicResources::Score(const framework::CycleState& state, const framework::PodInfo&,
+                               const framework::NodeInfo& node, int64_t* score) {
+  *score = 0;
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return Status();  // PreFilter skipped: no claims
+  CycleData& data = **read;
+  std::vector<api::AllocationResult> allocs;
+  {
+    std::lock_guard<std::mutex> lock(data.shared->mu);
+    auto it = data.shared->node_allocations.find(gantry::AsAbsl(node.name()));
+    if (it == data.shared->node_allocations.end()) return Status();
+    allocs = it->second;
+  }
+  for (const ResolvedClaim& rc : data.claims) {
+    if (!rc.allocate) continue;
+    const api::AllocationResult& a = allocs[static_cast<size_t>(rc.alloc_index)];
+    absl::flat_hash_set<std::string_view> seen;
+    for (const api::DeviceRequestAllocationResult& r : a.results) {
+      auto [parent, sub] = api::SplitQualifiedName(r.request.view());
+      if (parent.empty() || !seen.insert(parent).second) continue;
+      const api::DeviceRequest* req = rc.claim->spec.FindRequest(parent);
+      if (req == nullptr) continue;
+      for (size_t i = 0; i < req->first_available.size(); ++i) {
+        if (req->first_available[i].name.view() == sub) *score += 8 - static_cast<int64_t>(i);
+      }
+    }
+  }
+  return Status();
+}
+
+Status DynamicResources::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
+                                        std::vector<framework::NodeScore>& scores) {
+  helper::DefaultNormalizeScore(framework::kMaxNodeScore, false, scores);
+  return Status();
+}
+
+Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo&, std::string_view node) {
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return Status();
+  CycleData& data = **read;
+  if (!data.allocator) return Status();
+  {
+    std::lock_guard<std::mutex> lock(data.shared->mu);
+    auto it = data.shared->node_allocations.find(gantry::AsAbsl(node));
+    if (it == data.shared->node_allocations.end()) {
+      return Status::Error(gantry::StrCat("no device allocation was computed for node ", node));
+    }
+    data.reserved = it->second;
+  }
+  data.reserved_node = std::string(node);
+  state::DraState* dra = handle_.Dra();
+  for (const ResolvedClaim& rc : data.claims) {
+    if (rc.allocate && dra != nullptr) {
+      dra->AddInFlight(rc.claim->meta.uid, data.reserved[static_cast<size_t>(rc.alloc_index)]);
+    }
+  }
+  return Status();
+}
+
+void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo&, std::string_view) {
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return;
+  state::DraState* dra = handle_.Dra();
+  if (dra == nullptr) return;
+  for (const ResolvedClaim& rc : (*read)->claims) {
+    if (rc.allocate) dra->RemoveInFlight(rc.claim->meta.uid);
+  }
+}
+
+Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod, std::string_view) {
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return Status();
+  CycleData& data = **read;
+  state::DraState* dra = handle_.Dra();
+  framework::ClusterWriter& writer = handle_.Writer();
+  for (const ResolvedClaim& rc : data.claims) {
+    const api::ResourceClaim& claim = *rc.claim;
+    if (!rc.allocate && claim.IsReservedFor(pod.uid())) continue;
+    auto updated = std::make_shared<api::ResourceClaim>(claim);
+    if (rc.allocate) {
+      if (std::find(claim.meta.finalizers.begin(), claim.meta.finalizers.end(), api::kDeleteProtectionFinalizer) ==
+          claim.meta.finalizers.end()) {
+        absl::Status st = writer.AddResourceClaimFinalizer(claim, api::kDeleteProtectionFinalizer);
+        if (!st.ok()) {
+          if (dra) dra->RemoveInFlight(claim.meta.uid);
+          return Status::Error(gantry::StrCat("resourceclaim \"", claim.meta.name, "\": ", st.message()));
+        }
+        updated->meta.finalizers.emplace_back(api::kDeleteProtectionFinalizer);
+      }
+      api::AllocationResult a = data.reserved[static_cast<size_t>(rc.alloc_index)];
+      a.allocation_timestamp_micros = handle_.clock().NowMicros();
+      updated->status.allocation = std::move(a);
+    }
+    updated->status.reserved_for.push_back(
+        api::ResourceClaimConsumerReference{{}, api::Symbol::Intern("pods"), pod.p().meta.name, pod.uid()});
+    absl::Status st = writer.UpdateResourceClaimStatus(claim, *updated->status.allocation, updated->status.reserved_for);
+    if (!st.ok()) {
+      if (dra && rc.allocate) dra->RemoveInFlight(claim.meta.uid);
+      return Status::Error(gantry::StrCat("resourceclaim \"", claim.meta.name, "\": ", st.message()));
+    }
+    if (dra) dra->AssumeClaim(std::move(updated));
+  }
+  return Status();
+}
+
+std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister() const {
+  using framework::ClusterEventWithHint;
+  using framework::EventResource;
+  using framework::QueueingHint;
+  std::vector<ClusterEventWithHint> out;
+  ClusterEventWithHint claim;
+  claim.event = {EventResource::kResourceClaim, framework::kAdd | framework::kUpdate | framework::kDelete,
+                 "ResourceClaimChange"};
+  claim.hint = [](const api::Pod& pod, const framework::ClusterEvent&, const void* old_obj, const void* new_obj) {
+    const auto* o = static_cast<const api::ResourceClaim*>(old_obj);
+    const auto* n = static_cast<const api::ResourceClaim*>(new_obj);
+    const api::ResourceClaim* c = n ? n : o;
+    if (c == nullptr) return QueueingHint::kQueue;
+    if (c->meta.namespace_ == pod.meta.namespace_) {
+      for (const api::PodResourceClaim& rc : pod.resource_claims) {
+        if (rc.resource_claim_name == c->meta.name) return QueueingHint::kQueue;
+      }
+      for (const api::PodResourceClaimStatus& st : pod.resource_claim_statuses) {
+        if (st.resource_claim_name == c->meta.name) return QueueingHint::kQueue;
+      }
+      for (const api::OwnerReference& ref : c->meta.owner_references) {
+        if (ref.uid == pod.meta.uid) return QueueingHint::kQueue;
+      }
+    }
+    // Another pod's claim: only freeing devices can help.
+    const bool was_allocated = o != nullptr && o->IsAllocated();
+    const bool is_allocated = n != nullptr && n->IsAllocated();
+    return was_allocated && !is_allocated ? QueueingHint::kQueue : QueueingHint::kSkip;
+  };
+  out.push_back(std::move(claim));
+  out.push_back({{EventResource::kResourceSlice, framework::kAdd | framework::kUpdate | framework::kDelete,
+                  "ResourceSliceChange"},
+                 nullptr});
+  out.push_back({{EventResource::kDeviceClass, framework::kAdd | framework::kUpdate, "DeviceClassChange"}, nullptr});
+  out.push_back({{EventResource::kDeviceTaintRule, framework::kAll, "DeviceTaintRuleChange"}, nullptr});
+  out.push_back({{EventResource::kNode, framework::kAdd | framework::kUpdateNodeLabel | framework::kUpdateNodeAllocatable,
+                  "NodeChange"},
+                 nullptr});
+  return out;
+}
+
+absl::Status Register(framework::Registry& registry) {
+  return registry.Register(framework::PluginRegistration{
+      std::string(kName),
+      [](api::Decoder& d, api::JsonValue args,
+         framework::FrameworkHandle& handle) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+        DynamicResourcesArgs a = DynamicResourcesArgs::Decode(d, args);
+        if (!d.ok()) return helper::DecoderStatus(d);
+        return std::make_unique<DynamicResources>(a, handle);
+      },
+      [](api::Decoder& d, api::JsonValue args) -> nlohmann::json {
+        return DynamicResourcesArgs::Decode(d, args).ToJson();
+      },
+      std::string(kArgsKind)});
+}
+
+}  // namespace gantry::plugins::dynamic_resources

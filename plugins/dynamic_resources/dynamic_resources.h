@@ -1,0 +1,96 @@
+// DynamicResources (PreEnqueue, PreFilter, Filter, PostFilter, Score,
+// Reserve/Unreserve, PreBind): pods that reference ResourceClaims get devices
+// allocated by the structured allocator (src/dra) on the chosen node; the
+// allocation is held in flight from Reserve until PreBind writes it to the
+// claim's status through the ClusterWriter. Upstream:
+// pkg/scheduler/framework/plugins/dynamicresources. Failure reasons name the
+// claim and request ("claim default/gpus: request \"gpu\": 8 devices wanted,
+// 5 free match"). Extended resources backed by DRA are not implemented yet.
+#ifndef GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
+#define GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gantry/handle.h"
+#include "gantry/plugin.h"
+#include "gantry/registry.h"
+#include "nlohmann/json.hpp"
+#include "src/dra/allocator.h"
+
+namespace gantry::plugins::dynamic_resources {
+
+inline constexpr std::string_view kName = "DynamicResources";
+inline constexpr std::string_view kArgsKind = "DynamicResourcesArgs";
+inline constexpr std::string_view kStateKey = "PreFilterDynamicResources";
+
+// DynamicResourcesArgs: filterTimeout (default 10s, 0 disables) and
+// bindingTimeout (default 600s, >= 1s; only used with binding conditions).
+struct DynamicResourcesArgs {
+  int64_t filter_timeout_micros = 10'000'000;
+  int64_t binding_timeout_micros = 600'000'000;
+
+  static DynamicResourcesArgs Decode(api::Decoder& d, api::JsonValue v);
+  nlohmann::json ToJson() const;
+};
+
+class DynamicResources final : public framework::PreEnqueuePlugin,
+                               public framework::PreFilterPlugin,
+                               public framework::FilterPlugin,
+                               public framework::PostFilterPlugin,
+                               public framework::ScorePlugin,
+                               public framework::ReservePlugin,
+                               public framework::PreBindPlugin,
+                               public framework::EnqueueExtensions {
+ public:
+  DynamicResources(DynamicResourcesArgs args, framework::FrameworkHandle& handle,
+                   dra::Features features = {});
+  std::string_view Name() const override { return kName; }
+
+  // Gated while a claim of the pod does not exist yet (template claims are
+  // created by the ResourceClaim controller), is being deleted, or belongs
+  // to another pod.
+  framework::Status PreEnqueue(const framework::PodInfo& pod) override;
+  // Skip for pods without claims. Resolves the claims, checks classes,
+  // reservations and admin-access namespaces, prepares the allocator.
+  framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                              const std::vector<framework::NodeInfo*>& nodes,
+                              framework::PreFilterResult* result) override;
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) override;
+  // Deallocates one allocated claim that could not be used on any node and
+  // is reserved by nobody else.
+  framework::PostFilterResult PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                         const framework::NodeToStatus& filtered) override;
+  // Prioritized lists: 8 - i for each request satisfied by subrequest i.
+  framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
+                          const framework::NodeInfo& node, int64_t* score) override;
+  bool HasNormalizeScore() const override { return true; }
+  framework::Status NormalizeScore(const framework::CycleState& state, const framework::PodInfo& pod,
+                                   std::vector<framework::NodeScore>& scores) override;
+  framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
+                            std::string_view node) override;
+  void Unreserve(framework::CycleState& state, const framework::PodInfo& pod, std::string_view node) override;
+  // Adds the delete-protection finalizer, writes status.allocation and
+  // appends the pod to reservedFor, then assumes the claim.
+  framework::Status PreBind(framework::CycleState& state, const framework::PodInfo& pod,
+                            std::string_view node) override;
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  const DynamicResourcesArgs& args() const { return args_; }
+
+ private:
+  DynamicResourcesArgs args_;
+  framework::FrameworkHandle& handle_;
+  dra::Features features_;
+};
+
+absl::Status Register(framework::Registry& registry);
+
+}  // namespace gantry::plugins::dynamic_resources
+
+#endif  // GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
