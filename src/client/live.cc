@@ -1,1 +1,230 @@
+#include "src/client/live.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "absl/time/time.h"
+#include "gantry/clock.h"
+#include "gantry/util/strings.h"
+#include "spdlog/spdlog.h"
+#include "src/client/api_writer.h"
+#include "src/client/discovery.h"
+#include "src/client/event_source.h"
+#include "src/client/http.h"
+#include "src/client/leader_election.h"
+#include "src/client/rest_config.h"
+#include "src/scheduler/setup.h"
+#include "src/state/cluster_state.h"
+
+namespace gantry::client {
+namespace {
+
+// Group/versions whose resource lists discovery fetches.
+const std::vector<std::string>& InterestingGroupVersions() {
+  static const std::vector<std::string> gvs = {
+      "v1", "policy/v1", "scheduling.k8s.io/v1", "coordination.k8s.io/v1", "events.k8s.io/v1",
+      "resource.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3",
+      "scheduling.x-k8s.io/v1alpha1"};
+  return gvs;
+}
+
+int64_t Millis(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+// Wall clock for the live scheduler (gantry::RealClock is declared but has
+// no definition in the tree yet).
+class LiveClock final : public Clock {
+ public:
+  int64_t NowMicros() const override {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+}  // namespace
+
+absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework::Registry& registry,
+                              const LiveOptions& opts) {
+  std::atomic<bool> stopping{false};  // our own stop: external stop, or lease lost
+  auto external_stop = [&] { return opts.stop != nullptr && opts.stop->load(); };
+
+  const std::string kubeconfig =
+      !opts.kubeconfig_override.empty() ? opts.kubeconfig_override : cfg.client_connection.kubeconfig;
+  absl::StatusOr<RestConfig> rest = ResolveRestConfig(kubeconfig, opts.master);
+  if (!rest.ok()) return rest.status();
+  spdlog::info("API server {} ({})", rest->server, rest->source);
+
+  ClientOptions co;
+  co.qps = cfg.client_connection.qps;
+  co.burst = cfg.client_connection.burst;
+  // Separate clients (same limits) so events and the lease never starve bindings.
+  absl::StatusOr<std::unique_ptr<HttpClient>> client = HttpClient::Create(*rest, co);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<std::unique_ptr<HttpClient>> events_client = HttpClient::Create(*rest, co);
+  if (!events_client.ok()) return events_client.status();
+  absl::StatusOr<std::unique_ptr<HttpClient>> lease_client = HttpClient::Create(*rest, co);
+  if (!lease_client.ok()) return lease_client.status();
+
+  // Discovery (retried: the API server may still be starting).
+  std::atomic<bool> discovery_stop{false};
+  std::optional<Discovery> discovery;
+  Backoff backoff(500, 10'000);
+  for (int attempt = 0;; ++attempt) {
+    if (external_stop()) return absl::OkStatus();
+    absl::StatusOr<Discovery> d = Discovery::Fetch(**client, InterestingGroupVersions(), opts.stop);
+    if (d.ok()) {
+      discovery = std::move(*d);
+      break;
+    }
+    const absl::StatusCode code = d.status().code();
+    if (code == absl::StatusCode::kUnauthenticated || code == absl::StatusCode::kPermissionDenied ||
+        attempt >= 30) {
+      return d.status();
+    }
+    int64_t ms = backoff.NextMillis();
+    spdlog::warn("discovery failed ({}), retrying in {} ms", Msg(d.status()), ms);
+    SleepFor(ms, opts.stop);
+  }
+
+  static LiveClock clock;
+  state::ClusterState state(clock);
+  WriterOptions wo;
+  wo.hostname = Hostname();
+  ApiClusterWriter writer(**client, **events_client, wo);
+  const uint64_t seed = static_cast<uint64_t>(clock.NowMicros());
+  absl::StatusOr<scheduler::SchedulerBundle> bundle =
+      scheduler::BuildScheduler(cfg, registry, state, writer, clock, seed, opts.binding_workers);
+  if (!bundle.ok()) return bundle.status();
+  scheduler::Scheduler& sched = *bundle->scheduler;
+
+  EventSource source(**client, *discovery, sched);
+  {
+    std::string names;
+    for (const std::string& n : source.ResourceNames()) names += (names.empty() ? "" : ", ") + n;
+    spdlog::info("starting reflectors: {}", names);
+  }
+  source.Start();
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool leading = false;
+  bool lost = false;
+
+  // Housekeeping: readiness, backoff flushes, assumed-pod expiry, stop.
+  std::thread housekeeping([&] {
+    bool ready_reported = false;
+    int ticks = 0;
+    while (true) {
+      if (external_stop()) {
+        stopping.store(true);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+        }
+        cv.notify_all();
+      }
+      if (stopping.load()) {
+        sched.queue().Close();
+        return;
+      }
+      if (!ready_reported && source.HasSynced()) {
+        ready_reported = true;
+        spdlog::info("caches synced");
+        if (opts.on_ready) opts.on_ready(true);
+        cv.notify_all();
+      }
+      bool lead;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        lead = leading;
+      }
+      if (lead && ticks % 10 == 0) {
+        sched.queue().FlushBackoffQCompleted();
+        if (ticks % 300 == 0) sched.queue().FlushUnschedulablePodsLeftover();
+        for (const std::string& key : state.CleanupExpiredAssumedPods()) {
+          spdlog::warn("assumed pod {} expired before its binding was observed", key);
+        }
+      }
+      ++ticks;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+
+  // Leader election (or lead at once).
+  std::thread elector_thread;
+  std::unique_ptr<LeaderElector> elector;
+  const auto& le = cfg.leader_election;
+  auto set_leading = [&](bool v) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      leading = v;
+    }
+    cv.notify_all();
+  };
+
+  // Standbys keep caches warm: wait for the initial sync before competing.
+  while (!source.HasSynced() && !stopping.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+
+  if (le.leader_elect && !stopping.load()) {
+    LeaderElectionConfig lc;
+    lc.lease_namespace = le.resource_namespace;
+    lc.lease_name = le.resource_name;
+    lc.lease_duration_millis = Millis(le.lease_duration);
+    lc.renew_deadline_millis = Millis(le.renew_deadline);
+    lc.retry_period_millis = Millis(le.retry_period);
+    elector = std::make_unique<LeaderElector>(**lease_client, lc);
+    elector_thread = std::thread([&] {
+      bool ok = elector->Run(&stopping, [&] { set_leading(true); },
+                             [&] {
+                               // Stop scheduling at once: no new cycle starts.
+                               std::lock_guard<std::mutex> lock(mu);
+                               leading = false;
+                             });
+      if (!ok) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          lost = true;
+        }
+        stopping.store(true);
+        sched.queue().Close();
+        cv.notify_all();
+      }
+    });
+  } else if (!stopping.load()) {
+    set_leading(true);
+  }
+
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return leading || stopping.load() || lost; });
+  }
+  if (!stopping.load()) {
+    spdlog::info("scheduling started");
+    if (opts.on_leader) opts.on_leader(true);
+    while (!stopping.load()) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!leading) break;
+      }
+      if (!sched.ScheduleOne(/*blocking=*/true)) break;
+    }
+    if (opts.on_leader) opts.on_leader(false);
+    spdlog::info("scheduling stopped");
+  }
+
+  // Shutdown.
+  stopping.store(true);
+  sched.queue().Close();
+  cv.notify_all();
+  sched.WaitForBindings();
+  if (elector_thread.joinable()) elector_thread.join();
+  housekeeping.join();
+  source.Stop();
+  writer.Flush(5'000);
+  (void)discovery_stop;
+  if (lost) return absl::AbortedError("leader election lost");
+  return absl::OkStatus();
+}
+
+}  // namespace gantry::client
