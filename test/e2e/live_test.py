@@ -156,11 +156,16 @@ def restart_apiserver(cp):
     with open(pidfiles[0]) as f:
         pid = int(f.read().strip())
     log(f"stopping kube-apiserver ({pid})")
+    # SIGTERM starts a graceful shutdown that keeps watches open for up to a minute; after
+    # a few seconds kill it outright, like a crash.
     os.kill(pid, signal.SIGTERM)
-    for _ in range(200):
+    for i in range(400):
         if not os.path.exists(f"/proc/{pid}"):
             break
+        if i == 100:
+            os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}"), "kube-apiserver did not stop"
     time.sleep(2)
     log("starting kube-apiserver again")
     cp._sh("up")
