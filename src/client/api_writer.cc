@@ -28,7 +28,160 @@ bool Retryable(const absl::StatusOr<HttpResponse>& r) {
   return r->status >= 500 || r->status == 429;
 }
 
+std::string ClaimPath(const api::ResourceClaim& claim, std::string_view sub) {
+  std::string p = StrCat("/apis/resource.k8s.io/v1/namespaces/", UrlEncode(claim.meta.namespace_.view()),
+                         "/resourceclaims/", UrlEncode(claim.meta.name));
+  if (!sub.empty()) p += StrCat("/", sub);
+  return p;
+}
+
+std::vector<std::string> SymStrings(const std::vector<api::Symbol>& v) {
+  std::vector<std::string> out;
+  for (const api::Symbol& s : v) out.emplace_back(s.view());
+  return out;
+}
+
+nlohmann::json RequirementsJson(const std::vector<api::Requirement>& reqs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const api::Requirement& r : reqs) {
+    nlohmann::json j = {{"key", std::string(r.key.view())}, {"operator", std::string(api::SelectorOpName(r.op))}};
+    if (!r.values.empty()) j["values"] = SymStrings(r.values);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+nlohmann::json AllocationJson(const api::AllocationResult& a, int64_t now_micros);
+
+absl::Status ClaimWriteResult(const absl::StatusOr<HttpResponse>& r, std::string_view what) {
+  if (!r.ok()) return r.status();
+  if (r->status >= 200 && r->status < 300) return absl::OkStatus();
+  return HttpError(*r, what);
+}
+
 }  // namespace
+
+namespace {
+
+nlohmann::json AllocationJson(const api::AllocationResult& a, int64_t now_micros) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const api::DeviceRequestAllocationResult& r : a.results) {
+    nlohmann::json j = {{"request", std::string(r.request.view())},
+                        {"driver", std::string(r.driver.view())},
+                        {"pool", std::string(r.pool.view())},
+                        {"device", std::string(r.device.view())}};
+    if (r.admin_access) j["adminAccess"] = true;
+    if (!r.tolerations.empty()) {
+      nlohmann::json tols = nlohmann::json::array();
+      for (const api::Toleration& t : r.tolerations) {
+        nlohmann::json tj = nlohmann::json::object();
+        if (!t.key.empty()) tj["key"] = std::string(t.key.view());
+        tj["operator"] = t.op == api::TolerationOp::kExists ? "Exists" : "Equal";
+        if (!t.value.empty()) tj["value"] = std::string(t.value.view());
+        if (t.effect != api::TaintEffect::kNone) tj["effect"] = std::string(api::TaintEffectName(t.effect));
+        if (t.toleration_seconds) tj["tolerationSeconds"] = *t.toleration_seconds;
+        tols.push_back(std::move(tj));
+      }
+      j["tolerations"] = std::move(tols);
+    }
+    if (!r.binding_conditions.empty()) j["bindingConditions"] = SymStrings(r.binding_conditions);
+    if (!r.binding_failure_conditions.empty()) j["bindingFailureConditions"] = SymStrings(r.binding_failure_conditions);
+    if (!r.share_id.empty()) j["shareID"] = r.share_id;
+    if (!r.consumed_capacity.empty()) {
+      nlohmann::json cap = nlohmann::json::object();
+      for (const api::CapacityRequest& c : r.consumed_capacity) cap[std::string(c.name.view())] = c.value.ToString();
+      j["consumedCapacity"] = std::move(cap);
+    }
+    results.push_back(std::move(j));
+  }
+  nlohmann::json devices = {{"results", std::move(results)}};
+  if (!a.config.empty()) {
+    nlohmann::json cfg = nlohmann::json::array();
+    for (const api::DeviceAllocationConfiguration& c : a.config) {
+      nlohmann::json j = {{"source", std::string(api::AllocationConfigSourceName(c.source))}};
+      if (!c.requests.empty()) j["requests"] = SymStrings(c.requests);
+      nlohmann::json opaque = {{"driver", std::string(c.opaque.driver.view())}};
+      try {
+        opaque["parameters"] = c.opaque.parameters.empty() ? nlohmann::json::object()
+                                                           : nlohmann::json::parse(c.opaque.parameters);
+      } catch (const std::exception&) {
+        opaque["parameters"] = nlohmann::json::object();
+      }
+      j["opaque"] = std::move(opaque);
+      cfg.push_back(std::move(j));
+    }
+    devices["config"] = std::move(cfg);
+  }
+  nlohmann::json out = {{"devices", std::move(devices)}};
+  if (a.node_selector) {
+    nlohmann::json terms = nlohmann::json::array();
+    for (const api::NodeSelectorTerm& t : a.node_selector->terms) {
+      nlohmann::json tj = nlohmann::json::object();
+      if (!t.match_expressions.empty()) tj["matchExpressions"] = RequirementsJson(t.match_expressions);
+      if (!t.match_fields.empty()) tj["matchFields"] = RequirementsJson(t.match_fields);
+      terms.push_back(std::move(tj));
+    }
+    out["nodeSelector"] = {{"nodeSelectorTerms", std::move(terms)}};
+  }
+  out["allocationTimestamp"] = ApiClusterWriter::FormatTime(
+      a.allocation_timestamp_micros > 0 ? a.allocation_timestamp_micros : now_micros);
+  return out;
+}
+
+}  // namespace
+
+std::string ApiClusterWriter::ClaimStatusPatch(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+                                               const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
+  nlohmann::json reserved = nlohmann::json::array();
+  for (const api::ResourceClaimConsumerReference& r : reserved_for) {
+    nlohmann::json j = {{"resource", std::string(r.resource.view())}, {"name", r.name}, {"uid", r.uid}};
+    if (!r.api_group.empty()) j["apiGroup"] = std::string(r.api_group.view());
+    reserved.push_back(std::move(j));
+  }
+  nlohmann::json patch = {{"status", {{"allocation", AllocationJson(allocation, WallMicros())}, {"reservedFor", reserved}}}};
+  if (!claim.meta.uid.empty()) patch["metadata"] = {{"uid", claim.meta.uid}};
+  return patch.dump();
+}
+
+absl::Status ApiClusterWriter::AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) {
+  for (const std::string& f : claim.meta.finalizers) {
+    if (f == finalizer) return absl::OkStatus();
+  }
+  nlohmann::json finalizers = claim.meta.finalizers;
+  finalizers.push_back(std::string(finalizer));
+  // resourceVersion makes the merge patch conditional: a stale claim is a Conflict.
+  nlohmann::json meta = {{"finalizers", finalizers}};
+  if (!claim.meta.uid.empty()) meta["uid"] = claim.meta.uid;
+  if (!claim.meta.resource_version.empty()) meta["resourceVersion"] = claim.meta.resource_version;
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = ClaimPath(claim, "");
+  req.content_type = "application/merge-patch+json";
+  req.body = nlohmann::json{{"metadata", meta}}.dump();
+  return ClaimWriteResult(client_.Do(req), StrCat("add finalizer to ResourceClaim ", claim.meta.Key()));
+}
+
+absl::Status ApiClusterWriter::UpdateResourceClaimStatus(
+    const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+    const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = ClaimPath(claim, "status");
+  req.content_type = "application/merge-patch+json";
+  req.body = ClaimStatusPatch(claim, allocation, reserved_for);
+  return ClaimWriteResult(client_.Do(req), StrCat("update status of ResourceClaim ", claim.meta.Key()));
+}
+
+absl::Status ApiClusterWriter::DeallocateResourceClaim(const api::ResourceClaim& claim) {
+  nlohmann::json patch = {{"status", {{"allocation", nullptr}, {"reservedFor", nullptr}, {"devices", nullptr}}}};
+  if (!claim.meta.uid.empty()) patch["metadata"] = {{"uid", claim.meta.uid}};
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = ClaimPath(claim, "status");
+  req.content_type = "application/merge-patch+json";
+  req.body = patch.dump();
+  return ClaimWriteResult(client_.Do(req), StrCat("deallocate ResourceClaim ", claim.meta.Key()));
+}
 
 std::string ApiClusterWriter::FormatMicroTime(int64_t unix_micros) {
   time_t secs = static_cast<time_t>(unix_micros / 1'000'000);

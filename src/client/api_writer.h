@@ -24,6 +24,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "gantry/cluster_writer.h"
+#include "src/api/dra.h"
 #include "src/client/http.h"
 
 namespace gantry::client {
@@ -59,6 +60,11 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   absl::Status DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
                                       std::string_view node) override;
   void RecordEvent(const framework::EventRecord& event) override;
+  // resource.k8s.io/v1 claims (sync; UID precondition in every patch).
+  absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) override;
+  absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+                                         const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
+  absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
 
   // Waits until the async queue is empty (or the timeout passes).
   bool Flush(int64_t timeout_millis);
@@ -68,6 +74,8 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   static std::string BindingBody(const api::Pod& pod, std::string_view node);
   static std::string PodScheduledPatch(const api::Pod& pod, const framework::PodScheduledCondition& condition,
                                        const std::string* nominated_node, int64_t now_micros);
+  static std::string ClaimStatusPatch(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+                                      const std::vector<api::ResourceClaimConsumerReference>& reserved_for);
   static std::string FormatMicroTime(int64_t unix_micros);  // 2006-01-02T15:04:05.000000Z
   static std::string FormatTime(int64_t unix_micros);       // 2006-01-02T15:04:05Z
 
