@@ -1,6 +1,8 @@
 #include "src/sim/simulation.h"
 
 #include <algorithm>
+#include <sys/resource.h>
+
 #include <chrono>
 
 #include "gantry/util/strings.h"
@@ -33,6 +35,42 @@ void InMemoryWriter::RecordEvent(const framework::EventRecord&) {
   ++events_;
 }
 
+absl::Status InMemoryWriter::AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  claim_finalizers_[claim.meta.uid].emplace_back(finalizer);
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryWriter::UpdateResourceClaimStatus(
+    const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+    const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto updated = std::make_shared<api::ResourceClaim>(claim);
+  for (const std::string& f : claim_finalizers_[claim.meta.uid]) {
+    if (std::find(updated->meta.finalizers.begin(), updated->meta.finalizers.end(), f) == updated->meta.finalizers.end())
+      updated->meta.finalizers.push_back(f);
+  }
+  updated->status.allocation = allocation;
+  updated->status.reserved_for = reserved_for;
+  claim_updates_.push_back(ClaimUpdate{std::make_shared<const api::ResourceClaim>(claim), std::move(updated)});
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryWriter::DeallocateResourceClaim(const api::ResourceClaim& claim) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto updated = std::make_shared<api::ResourceClaim>(claim);
+  updated->status = {};
+  claim_updates_.push_back(ClaimUpdate{std::make_shared<const api::ResourceClaim>(claim), std::move(updated)});
+  return absl::OkStatus();
+}
+
+std::vector<InMemoryWriter::ClaimUpdate> InMemoryWriter::TakeClaimUpdates() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ClaimUpdate> out;
+  out.swap(claim_updates_);
+  return out;
+}
+
 std::vector<InMemoryWriter::Binding> InMemoryWriter::TakeBindings() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Binding> out;
@@ -59,12 +97,22 @@ class AttemptRecorder final : public scheduler::AttemptObserver {
       result_->failures[key] = o.message;
     }
   }
+  void OnGroup(const scheduler::GroupOutcome& g) override {
+    result_->podgroups[g.key] = SimulationResult::GroupResult{g.scheduled, g.placed, g.domain, g.message};
+  }
 
  private:
   SimulationResult* result_;
 };
 
 namespace {
+
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 
 std::shared_ptr<const api::Pod> WithUid(const api::Pod& pod) {
   auto copy = std::make_shared<api::Pod>(pod);
@@ -74,8 +122,38 @@ std::shared_ptr<const api::Pod> WithUid(const api::Pod& pod) {
 
 }  // namespace
 
+api::ResourceClaim InstantiateClaim(const api::Pod& pod, api::Symbol claim_name,
+                                    const api::ResourceClaimTemplate& tmpl, uint64_t seed) {
+  // generateName-style suffix: 5 characters of Kubernetes' alphabet.
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (char c : gantry::StrCat(pod.meta.Key(), "/", claim_name.view())) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  std::string suffix;
+  for (int i = 0; i < 5; ++i) {
+    suffix.push_back(kAlphabet[h % kAlphabet.size()]);
+    h /= kAlphabet.size();
+    h = h * 6364136223846793005ull + 1442695040888963407ull;
+  }
+  api::ResourceClaim claim;
+  claim.meta.name = gantry::StrCat(pod.meta.name, "-", claim_name.view(), "-", suffix);
+  claim.meta.namespace_ = pod.meta.namespace_;
+  claim.meta.uid = gantry::StrCat("sim-claim-", pod.meta.namespace_.view(), "/", claim.meta.name);
+  claim.meta.labels = tmpl.spec.metadata.labels;
+  claim.meta.annotations = tmpl.spec.metadata.annotations;
+  claim.meta.annotations.emplace_back(api::Symbol::Intern(api::kPodClaimNameAnnotation), claim_name.str());
+  api::OwnerReference owner;
+  owner.api_version = api::Symbol::Intern("v1");
+  owner.kind = api::Symbol::Intern("Pod");
+  owner.name = pod.meta.name;
+  owner.uid = pod.meta.uid;
+  owner.controller = true;
+  claim.meta.owner_references.push_back(std::move(owner));
+  claim.spec = tmpl.spec.spec;
+  return claim;
+}
+
 SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Scheduler& sched,
-                               InMemoryWriter& writer, FakeClock& clock) {
+                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed) {
   SimulationResult result;
   AttemptRecorder recorder(&result);
   sched.SetObserver(&recorder);
@@ -90,42 +168,146 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
                           state::PriorityClassInfo{pc.value, pc.global_default, pc.preemption_policy});
   }
   for (const api::Node& node : objects.nodes) sched.OnNodeAdd(std::make_shared<const api::Node>(node));
+  for (const api::PodGroup& g : objects.pod_groups) {
+    state::GroupInfo info;
+    info.key = g.meta.Key();
+    info.native = true;
+    info.gang = g.spec.scheduling_policy.IsGang();
+    info.min_count = info.gang ? g.spec.scheduling_policy.min_count : 1;
+    if (!g.spec.scheduling_constraints.topology.empty()) {
+      info.topology_key = g.spec.scheduling_constraints.topology.front().key;
+    }
+    info.priority = g.spec.priority;
+    info.priority_class_name = g.spec.priority_class_name;
+    info.disruption_all = g.spec.disruption_mode == api::DisruptionMode::kAll;
+    sched.OnPodGroup(std::move(info));
+  }
+  for (const api::CoschedulingPodGroup& g : objects.coscheduling_pod_groups) {
+    state::GroupInfo info;
+    info.key = g.meta.Key();
+    info.native = false;
+    info.gang = g.spec.min_member > 1;
+    info.min_count = std::max(1, g.spec.min_member);
+    sched.OnPodGroup(std::move(info));
+  }
+  // DRA objects (before pods, as an informer sync would deliver them).
+  for (const api::DeviceClass& c : objects.device_classes) {
+    sched.OnDeviceClass(nullptr, std::make_shared<const api::DeviceClass>(c));
+  }
+  for (const api::ResourceSlice& s : objects.resource_slices) {
+    sched.OnResourceSlice(nullptr, std::make_shared<const api::ResourceSlice>(s));
+  }
+  for (const api::DeviceTaintRule& r : objects.device_taint_rules) {
+    sched.OnDeviceTaintRule(nullptr, std::make_shared<const api::DeviceTaintRule>(r));
+  }
+  absl::flat_hash_map<std::string, const api::ResourceClaimTemplate*> templates;
+  for (const api::ResourceClaimTemplate& t : objects.resource_claim_templates) {
+    sched.OnResourceClaimTemplate(std::make_shared<const api::ResourceClaimTemplate>(t));
+    templates[gantry::StrCat(t.meta.namespace_.view(), "/", t.meta.name)] = &t;
+  }
+  for (const api::ResourceClaim& c : objects.resource_claims) {
+    auto claim = std::make_shared<api::ResourceClaim>(c);
+    if (claim->meta.uid.empty()) claim->meta.uid = gantry::StrCat("sim-claim-", claim->meta.Key());
+    sched.OnResourceClaim(nullptr, std::move(claim));
+  }
+  // The ResourceClaim controller: claims from templates for pending pods.
+  auto with_claims = [&](std::shared_ptr<const api::Pod> pod) -> std::shared_ptr<const api::Pod> {
+    if (pod->IsBound() || pod->resource_claims.empty()) return pod;
+    std::shared_ptr<api::Pod> copy;
+    for (const api::PodResourceClaim& rc : pod->resource_claims) {
+      if (rc.resource_claim_template_name.empty()) continue;
+      bool has_status = false;
+      for (const api::PodResourceClaimStatus& st : pod->resource_claim_statuses) has_status |= st.name == rc.name;
+      if (has_status) continue;
+      auto it = templates.find(gantry::StrCat(pod->meta.namespace_.view(), "/", rc.resource_claim_template_name));
+      if (it == templates.end()) continue;  // stays gated until the template exists
+      if (!copy) copy = std::make_shared<api::Pod>(*pod);
+      auto claim = std::make_shared<api::ResourceClaim>(InstantiateClaim(*copy, rc.name, *it->second, seed));
+      copy->resource_claim_statuses.push_back(api::PodResourceClaimStatus{rc.name, claim->meta.name});
+      sched.OnResourceClaim(nullptr, std::move(claim));
+    }
+    return copy ? std::shared_ptr<const api::Pod>(copy) : pod;
+  };
   for (const api::Pod& pod : objects.pods) {
     if (pod.IsBound() && !pod.IsTerminal()) sched.OnPodAdd(WithUid(pod));
   }
   for (const api::Pod& pod : objects.pods) {
-    if (!pod.IsBound() && !pod.IsTerminal()) sched.OnPodAdd(WithUid(pod));
+    if (!pod.IsBound() && !pod.IsTerminal()) sched.OnPodAdd(with_claims(WithUid(pod)));
   }
 
+  // Pods that finish in virtual time: (finish time, sequence) -> bound pod.
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const api::Pod>> completions;
+  int64_t completion_seq = 0;
+  auto schedule_completion = [&](const std::shared_ptr<const api::Pod>& bound) {
+    const std::string* d = bound->meta.FindAnnotation(kRunDurationAnnotation);
+    if (d == nullptr) return;
+    double seconds = 0;
+    try {
+      seconds = std::stod(*d);
+    } catch (const std::exception&) {
+      return;  // not a number: the pod runs forever, as without the annotation
+    }
+    if (!(seconds >= 0)) return;
+    completions[{clock.NowMicros() + static_cast<int64_t>(seconds * 1e6), completion_seq++}] = bound;
+  };
+  auto run_due_completions = [&]() {
+    bool any = false;
+    while (!completions.empty() && completions.begin()->first.first <= clock.NowMicros()) {
+      std::shared_ptr<const api::Pod> pod = completions.begin()->second;
+      completions.erase(completions.begin());
+      auto done = std::make_shared<api::Pod>(*pod);
+      done->phase = api::PodPhase::kSucceeded;
+      sched.OnPodUpdate(pod, std::move(done));
+      result.completed++;
+      any = true;
+    }
+    return any;
+  };
+
   auto feed_bindings = [&]() {
+    std::vector<InMemoryWriter::ClaimUpdate> claims = writer.TakeClaimUpdates();
+    for (InMemoryWriter::ClaimUpdate& u : claims) sched.OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
     std::vector<InMemoryWriter::Binding> bindings = writer.TakeBindings();
     for (InMemoryWriter::Binding& b : bindings) {
       auto bound = std::make_shared<api::Pod>(*b.pod);
       bound->node_name = api::Symbol::Intern(b.node);
       bound->phase = api::PodPhase::kRunning;
-      sched.OnPodUpdate(b.pod, std::move(bound));
+      std::shared_ptr<const api::Pod> bound_const = bound;
+      sched.OnPodUpdate(b.pod, bound_const);
+      schedule_completion(bound_const);
     }
     return !bindings.empty();
   };
 
   const auto wall_start = std::chrono::steady_clock::now();
   queue::SchedulingQueue& q = sched.queue();
+  const double cpu_start = ProcessCpuSeconds();
   while (true) {
     feed_bindings();
+    run_due_completions();
     q.FlushBackoffQCompleted();
     if (sched.ScheduleOne(/*blocking=*/false)) continue;
     if (feed_bindings()) continue;
-    if (auto next = q.NextBackoffExpiryMicros(); next && *next > clock.NowMicros()) {
-      clock.Set(*next);
-      continue;
-    } else if (next) {
-      continue;
+    // Nothing to do now: jump virtual time to the next backoff expiry or
+    // pod completion, whichever comes first.
+    std::optional<int64_t> next = q.NextBackoffExpiryMicros();
+    if (!completions.empty() && (!next || completions.begin()->first.first < *next)) {
+      next = completions.begin()->first.first;
     }
-    break;  // only unschedulable (or gated) pods remain and no event can come
+    if (!next) break;  // only unschedulable (or gated) pods remain and no event can come
+    if (*next > clock.NowMicros()) clock.Set(*next);
   }
+  result.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   result.loop_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   result.virtual_seconds = static_cast<double>(clock.NowMicros() - virtual_start) / 1e6;
+  for (const auto& claim : sched.dra().Claims()) {
+    if (!claim->IsAllocated()) continue;
+    auto& devs = result.allocations[claim->meta.Key()];
+    for (const api::DeviceRequestAllocationResult& r : claim->status.allocation->results) {
+      devs.push_back({r.request.str(), r.driver.str(), r.pool.str(), r.device.str()});
+    }
+  }
   result.scheduled = static_cast<int64_t>(result.placements.size());
   result.unschedulable = static_cast<int64_t>(result.failures.size());
   sched.SetObserver(nullptr);
@@ -177,8 +359,25 @@ nlohmann::json ResultJson(const SimulationResult& r) {
   j["pods_per_second"] = r.loop_seconds > 0 ? static_cast<double>(r.scheduled) / r.loop_seconds : 0.0;
   j["attempt_latency_micros"] = {{"p50", pct(0.50)}, {"p90", pct(0.90)}, {"p99", pct(0.99)},
                                  {"max", lat.empty() ? 0 : lat.back()}};
+  j["cpu_seconds"] = r.cpu_seconds;
+  j["completed"] = r.completed;
+  nlohmann::json groups = nlohmann::json::object();
+  for (const auto& [key, g] : r.podgroups) {
+    groups[key] = {{"scheduled", g.scheduled}, {"placed", g.placed}, {"domain", g.domain}};
+    if (!g.message.empty()) groups[key]["message"] = g.message;
+  }
+  j["podgroups"] = groups;
   j["placements"] = r.placements;
   j["failures"] = r.failures;
+  nlohmann::json allocs = nlohmann::json::object();
+  for (const auto& [claim, devs] : r.allocations) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& d : devs) {
+      list.push_back({{"request", d.request}, {"driver", d.driver}, {"pool", d.pool}, {"device", d.device}});
+    }
+    allocs[claim] = std::move(list);
+  }
+  j["allocations"] = std::move(allocs);
   return j;
 }
 

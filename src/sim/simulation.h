@@ -31,6 +31,16 @@ class InMemoryWriter final : public framework::ClusterWriter {
   absl::Status DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
                                       std::string_view node) override;
   void RecordEvent(const framework::EventRecord& event) override;
+  // DRA: claim writes become claim updates the driver feeds back.
+  absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) override;
+  absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+                                         const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
+  absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  struct ClaimUpdate {
+    std::shared_ptr<const api::ResourceClaim> old_claim;
+    std::shared_ptr<const api::ResourceClaim> claim;
+  };
+  std::vector<ClaimUpdate> TakeClaimUpdates();
 
   struct Binding {
     std::shared_ptr<const api::Pod> pod;  // the pod as it was (unbound)
@@ -43,6 +53,8 @@ class InMemoryWriter final : public framework::ClusterWriter {
  private:
   mutable std::mutex mu_;
   std::vector<Binding> pending_;
+  std::vector<ClaimUpdate> claim_updates_;
+  absl::flat_hash_map<std::string, std::vector<std::string>> claim_finalizers_;  // claim uid
   absl::flat_hash_map<std::string, std::string> bound_;  // uid -> node
   int64_t events_ = 0;
 };
@@ -56,15 +68,43 @@ struct SimulationResult {
   std::map<std::string, std::string> placements;  // "ns/name" -> node
   std::map<std::string, std::string> failures;    // "ns/name" -> last message
   std::vector<int64_t> attempt_micros;            // per attempt, for percentiles
+  // DRA: "ns/claim" -> allocated devices at the end of the run.
+  struct AllocatedDevice {
+    std::string request, driver, pool, device;
+  };
+  std::map<std::string, std::vector<AllocatedDevice>> allocations;
+  // PodGroups: "ns/name" -> outcome of the last group cycle.
+  struct GroupResult {
+    bool scheduled = false;
+    int32_t placed = 0;
+    std::string domain;
+    std::string message;
+  };
+  std::map<std::string, GroupResult> podgroups;
+  int64_t completed = 0;     // pods that finished (run-duration annotation)
+  double cpu_seconds = 0;    // process CPU time during the loop
 };
+
+// Pods carrying this annotation (seconds, decimal) finish that long after
+// they are bound, in virtual time, and free their resources.
+inline constexpr std::string_view kRunDurationAnnotation = "gantry.dev/run-duration-seconds";
 
 class AttemptRecorder;
 
 // Feeds `objects` into `scheduler` (namespaces, priority classes, nodes,
 // bound pods, then pending pods) and schedules until the queue is empty or
 // nothing can change any more. Pods without a UID get "sim-<ns>/<name>".
+// DRA objects are fed too, and the simulator acts as the ResourceClaim
+// controller: a pod claim from a ResourceClaimTemplate becomes a claim
+// "<pod>-<claim>-<5 chars>" (suffix derived from `seed` and the pod) owned
+// by the pod, recorded in pod.status.resourceClaimStatuses.
 SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Scheduler& scheduler,
-                               InMemoryWriter& writer, FakeClock& clock);
+                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed = 1);
+
+// The claim the ResourceClaim controller would create for `pod`'s claim
+// `claim_name` from `tmpl` (name suffix derived from `seed`).
+api::ResourceClaim InstantiateClaim(const api::Pod& pod, api::Symbol claim_name,
+                                    const api::ResourceClaimTemplate& tmpl, uint64_t seed);
 
 // Utilisation of the cluster after the run: resource -> {requested, allocatable}.
 nlohmann::json UtilisationJson(const api::ObjectSet& objects, const SimulationResult& result);

@@ -1,0 +1,70 @@
+// DRA offline workloads shared by bench/dra and test/unit/dra: GPU nodes
+// with one ResourceSlice each (GPUs + NICs sharing PCIe roots), a GPU and a
+// NIC DeviceClass, ResourceClaimTemplates and pods that use them.
+#ifndef GANTRY_BENCH_DRA_WORKLOAD_H_
+#define GANTRY_BENCH_DRA_WORKLOAD_H_
+
+#include <string>
+
+#include "gantry/util/strings.h"
+
+namespace gantry::bench::dra {
+
+struct WorkloadOptions {
+  int nodes = 500;
+  int gpus_per_node = 8;
+  int pods = 5000;
+  bool match_nic = false;  // claim GPU + NIC on the same pcieRoot
+};
+
+// Multi-document YAML of the whole cluster.
+inline std::string WorkloadYaml(const WorkloadOptions& o) {
+  std::string y;
+  y += "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+       "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]}\n---\n";
+  y += "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: nic.example.com}\n"
+       "spec: {selectors: [{cel: {expression: 'device.driver == \"nic.example.com\"'}}]}\n---\n";
+  std::string reqs =
+      "[{name: gpu, exactly: {deviceClassName: gpu.example.com, selectors: [{cel: {expression: "
+      "'device.attributes[\"gpu.example.com\"].model == \"H100\"'}}]}}";
+  if (o.match_nic) {
+    reqs += ", {name: nic, exactly: {deviceClassName: nic.example.com}}]";
+    reqs += ", constraints: [{matchAttribute: resource.kubernetes.io/pcieRoot}]";
+  } else {
+    reqs += "]";
+  }
+  y += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpu, namespace: default}\n"
+                      "spec: {spec: {devices: {requests: ", reqs, "}}}\n---\n");
+  for (int n = 0; n < o.nodes; ++n) {
+    y += gantry::StrCat("apiVersion: v1\nkind: Node\nmetadata: {name: node-", n,
+                        "}\nstatus: {allocatable: {cpu: '64', memory: 512Gi, pods: '110'}}\n---\n");
+    std::string devs;
+    for (int g = 0; g < o.gpus_per_node; ++g) {
+      devs += gantry::StrCat("  - {name: gpu-", g, ", attributes: {model: {string: H100}, index: {int: ", g,
+                             "}, resource.kubernetes.io/pcieRoot: {string: 'pci", g / 2, "'}}, capacity: {memory: {value: 80Gi}}}\n");
+    }
+    y += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: node-", n,
+                        "-gpu}\nspec:\n  driver: gpu.example.com\n  pool: {name: node-", n,
+                        ", generation: 1, resourceSliceCount: 1}\n  nodeName: node-", n, "\n  devices:\n", devs, "---\n");
+    if (o.match_nic) {
+      std::string nics;
+      for (int g = 0; g < o.gpus_per_node; ++g) {
+        nics += gantry::StrCat("  - {name: nic-", g, ", attributes: {resource.kubernetes.io/pcieRoot: {string: 'pci", g / 2,
+                               "'}}}\n");
+      }
+      y += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: node-", n,
+                          "-nic}\nspec:\n  driver: nic.example.com\n  pool: {name: node-", n,
+                          ", generation: 1, resourceSliceCount: 1}\n  nodeName: node-", n, "\n  devices:\n", nics, "---\n");
+    }
+  }
+  for (int p = 0; p < o.pods; ++p) {
+    y += gantry::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: pod-", p, ", namespace: default, uid: pod-", p,
+                        "}\nspec: {schedulerName: gantry-scheduler, containers: [{name: c, resources: {requests: {cpu: 100m}}}], "
+                        "resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]}\n---\n");
+  }
+  return y;
+}
+
+}  // namespace gantry::bench::dra
+
+#endif  // GANTRY_BENCH_DRA_WORKLOAD_H_
