@@ -14,6 +14,15 @@ using RunFn = std::function<int()>;
 
 void RegisterSimulate(CLI::App& app, RunFn* run);
 
+// The top-level kube-scheduler-compatible flags (run_cmd.cc). Sets `*run`
+// at once: main calls it when no subcommand was chosen.
+void RegisterRun(CLI::App& app, RunFn* run);
+
+// Parses argv: rejects removed kube-scheduler flags, accepts pflag
+// spellings (-v=4), then CLI11. Returns -1 to go on, else the exit code
+// (0 for --help/--version).
+int ParseCommandLine(CLI::App& app, int argc, char** argv);
+
 }  // namespace gantry::cmd
 
 #endif  // GANTRY_SRC_MAIN_COMMANDS_H_

@@ -1,20 +1,18 @@
 // The gantry binary: wiring only. See docs/ and `gantry --help`.
-#include <cstdio>
-
+//   gantry --config FILE [flags]   run the scheduler (kube-scheduler compatible)
+//   gantry simulate ...            schedule a snapshot offline
 #include "CLI/CLI.hpp"
 #include "src/main/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Gantry: a Kubernetes scheduler for AI clusters"};
+  CLI::App app{"Gantry: a Kubernetes scheduler for AI clusters.\n"
+               "Without a subcommand, runs the scheduler against the API server (kube-scheduler flags)."};
   app.set_version_flag("--version", "gantry v0.1.0 (Kubernetes API level v1.37)");
-  app.require_subcommand(1, 1);
+  app.require_subcommand(0, 1);
+  gantry::cmd::RunFn live;
+  gantry::cmd::RegisterRun(app, &live);
   gantry::cmd::RunFn run;
   gantry::cmd::RegisterSimulate(app, &run);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
-  return run ? run() : 2;
+  if (int code = gantry::cmd::ParseCommandLine(app, argc, argv); code >= 0) return code;
+  return run ? run() : live();
 }

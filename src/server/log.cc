@@ -44,9 +44,14 @@ class KlogTextFormatter : public spdlog::formatter {
     std::time_t t = static_cast<std::time_t>(secs.count());
     std::tm tm{};
     localtime_r(&t, &tm);
-    fmt::format_to(std::back_inserter(dest), "{}{:02}{:02} {:02}:{:02}:{:02}.{:06} {:>7} {}:{}] ",
+    fmt::format_to(std::back_inserter(dest), "{}{:02}{:02} {:02}:{:02}:{:02}.{:06} {:>7}",
                    SeverityLetter(msg.level), tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                   micros, msg.thread_id, Basename(msg.source.filename), msg.source.line);
+                   micros, msg.thread_id);
+    // Plain spdlog::info() calls carry no source location.
+    if (!msg.source.empty()) {
+      fmt::format_to(std::back_inserter(dest), " {}:{}", Basename(msg.source.filename), msg.source.line);
+    }
+    dest.append(std::string_view("] "));
     dest.append(msg.payload.data(), msg.payload.data() + msg.payload.size());
     dest.push_back('\n');
   }
@@ -79,9 +84,11 @@ class KlogJsonFormatter : public spdlog::formatter {
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
     auto micros =
         std::chrono::duration_cast<std::chrono::microseconds>(msg.time.time_since_epoch()).count();
-    fmt::format_to(std::back_inserter(dest), "{{\"ts\":{}.{:06},\"caller\":", micros / 1000000,
-                   micros % 1000000);
-    AppendJsonString(dest, fmt::format("{}:{}", Basename(msg.source.filename), msg.source.line));
+    fmt::format_to(std::back_inserter(dest), "{{\"ts\":{}.{:06}", micros / 1000000, micros % 1000000);
+    if (!msg.source.empty()) {
+      dest.append(std::string_view(",\"caller\":"));
+      AppendJsonString(dest, fmt::format("{}:{}", Basename(msg.source.filename), msg.source.line));
+    }
     dest.append(std::string_view(",\"msg\":"));
     AppendJsonString(dest, std::string_view(msg.payload.data(), msg.payload.size()));
     switch (msg.level) {

@@ -33,11 +33,13 @@ TEST_F(LogTest, TextHeaderIsKlogLike) {
   Setup(LogFormat::kText, 0);
   GANTRY_LOG_INFO("bound {} to {}", "default/p", "n1");
   GANTRY_LOG_WARNING("careful");
+  spdlog::info("plain {}", 1);
   std::string text = out_.str();
   std::regex header(R"(I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ log_test\.cc:\d+\] bound default/p to n1\n)");
   EXPECT_TRUE(std::regex_search(text, header)) << text;
   EXPECT_THAT(text, HasSubstr("log_test.cc"));
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(\nW\d{4} .*\] careful\n)"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\nI\d{4} [0-9:.]+ +\d+\] plain 1\n)"))) << text;
 }
 
 TEST_F(LogTest, VerbosityGates) {
