@@ -1,0 +1,247 @@
+#include "src/client/http.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "test/unit/client/test_server.h"
+
+namespace gantry::client {
+namespace {
+
+using testing::Running;
+
+RestConfig Plain(int port) {
+  RestConfig cfg;
+  cfg.server = "http://127.0.0.1:" + std::to_string(port);
+  return cfg;
+}
+
+TEST(RateLimiter, BurstThenQps) {
+  RateLimiter rl(20, 3);
+  EXPECT_TRUE(rl.TryAccept());
+  EXPECT_TRUE(rl.TryAccept());
+  EXPECT_TRUE(rl.TryAccept());
+  EXPECT_FALSE(rl.TryAccept());
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(rl.Wait());
+  EXPECT_TRUE(rl.Wait());
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(ms, 60);  // two tokens at 20/s ≈ 100 ms
+  RateLimiter unlimited(0, 1);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(unlimited.TryAccept());
+}
+
+TEST(Backoff, GrowsWithJitterAndCaps) {
+  Backoff b(100, 1000, 2.0, 0.5, /*seed=*/7);
+  int64_t first = b.NextMillis();
+  EXPECT_GE(first, 100);
+  EXPECT_LT(first, 150);
+  int64_t second = b.NextMillis();
+  EXPECT_GE(second, 200);
+  EXPECT_LT(second, 300);
+  for (int i = 0; i < 10; ++i) b.NextMillis();
+  int64_t capped = b.NextMillis();
+  EXPECT_GE(capped, 1000);
+  EXPECT_LT(capped, 1500);
+  b.Reset();
+  EXPECT_LT(b.NextMillis(), 150);
+}
+
+TEST(HttpClient, RetryAfterOn429And5xxIsBounded) {
+  auto srv = std::make_unique<httplib::Server>();
+  std::atomic<int> calls{0};
+  srv->Get("/flaky", [&](const httplib::Request&, httplib::Response& res) {
+    if (calls.fetch_add(1) < 2) {
+      res.status = calls.load() == 1 ? 429 : 503;
+      res.set_header("Retry-After", "0");
+      res.set_content(R"({"kind":"Status","message":"slow down"})", "application/json");
+      return;
+    }
+    res.set_content(R"({"ok":true})", "application/json");
+  });
+  std::atomic<int> always{0};
+  srv->Get("/always", [&](const httplib::Request&, httplib::Response& res) {
+    always.fetch_add(1);
+    res.status = 429;
+    res.set_header("Retry-After", "0");
+  });
+  std::atomic<int> no_header{0};
+  srv->Get("/noheader", [&](const httplib::Request&, httplib::Response& res) {
+    no_header.fetch_add(1);
+    res.status = 500;
+    res.set_content(R"({"kind":"Status","message":"boom","reason":"InternalError"})", "application/json");
+  });
+  Running<httplib::Server> server(std::move(srv));
+  ClientOptions opts;
+  opts.max_retries = 3;
+  auto client = HttpClient::Create(Plain(server.port()), opts);
+  ASSERT_TRUE(client.ok()) << client.status();
+
+  HttpRequest req;
+  req.path = "/flaky";
+  absl::StatusOr<HttpResponse> r = (*client)->Do(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(calls.load(), 3);
+
+  req.path = "/always";
+  r = (*client)->Do(req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 429);
+  EXPECT_EQ(always.load(), 4);  // first try + 3 retries
+
+  req.path = "/noheader";
+  r = (*client)->Do(req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(no_header.load(), 1);  // no Retry-After: no retry
+  absl::Status err = HttpError(*r, "get");
+  EXPECT_EQ(err.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(std::string(err.message()).find("boom"), std::string::npos);
+}
+
+TEST(HttpClient, BearerTokenAnd401ReRunsExecOnce) {
+  char tmpl[] = "/tmp/gantry-http-test-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string plugin = dir + "/p.sh";
+  {
+    FILE* f = fopen(plugin.c_str(), "w");
+    fprintf(f, "#!/bin/sh\nn=$(cat %s/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/n\n"
+               "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+               "\"status\":{\"token\":\"t'$n'\"}}'\n",
+            dir.c_str(), dir.c_str());
+    fclose(f);
+    chmod(plugin.c_str(), 0700);
+  }
+  auto srv = std::make_unique<httplib::Server>();
+  std::atomic<int> calls{0};
+  srv->Get("/api", [&](const httplib::Request& req, httplib::Response& res) {
+    calls.fetch_add(1);
+    if (req.get_header_value("Authorization") != "Bearer t2") {
+      res.status = 401;
+      return;
+    }
+    res.set_content(R"({"versions":["v1"]})", "application/json");
+  });
+  Running<httplib::Server> server(std::move(srv));
+  RestConfig cfg = Plain(server.port());
+  cfg.exec = ExecConfig{};
+  cfg.exec->command = plugin;
+  auto client = HttpClient::Create(cfg, ClientOptions{});
+  ASSERT_TRUE(client.ok());
+  HttpRequest req;
+  req.path = "/api";
+  absl::StatusOr<HttpResponse> r = (*client)->Do(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(calls.load(), 2);
+}
+
+TEST(HttpClient, StreamSplitsLinesAndStops) {
+  auto srv = std::make_unique<httplib::Server>();
+  srv->Get("/watch", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"a\":1}\n{\"a\":2}\n\n{\"a\":3}\n", "application/json");
+  });
+  srv->Get("/gone", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 410;
+    res.set_content(R"({"kind":"Status","code":410})", "application/json");
+  });
+  Running<httplib::Server> server(std::move(srv));
+  auto client = HttpClient::Create(Plain(server.port()), ClientOptions{});
+  ASSERT_TRUE(client.ok());
+  std::vector<std::string> lines;
+  HttpRequest req;
+  req.path = "/watch";
+  auto r = (*client)->Stream(req, [&](std::string_view l) { lines.emplace_back(l); return true; }, nullptr, 5000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}", "{\"a\":2}", "{\"a\":3}"}));
+  lines.clear();
+  r = (*client)->Stream(req, [&](std::string_view l) { lines.emplace_back(l); return false; }, nullptr, 5000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(lines.size(), 1u);
+  req.path = "/gone";
+  lines.clear();
+  r = (*client)->Stream(req, [&](std::string_view l) { lines.emplace_back(l); return true; }, nullptr, 5000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 410);
+  EXPECT_TRUE(lines.empty());
+}
+
+TEST(HttpClient, TransportErrorIsUnavailable) {
+  auto client = HttpClient::Create(Plain(1), ClientOptions{});  // nothing listens on port 1
+  ASSERT_TRUE(client.ok());
+  HttpRequest req;
+  req.path = "/api";
+  EXPECT_EQ((*client)->Do(req).status().code(), absl::StatusCode::kUnavailable);
+}
+
+// ---- TLS -------------------------------------------------------------------------------------
+
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("command -v openssl >/dev/null 2>&1") != 0) GTEST_SKIP() << "openssl CLI not found";
+    char tmpl[] = "/tmp/gantry-tls-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    const std::string cmd =
+        "cd " + dir_ +
+        " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -keyout ca.key -out ca.crt -subj /CN=test-ca "
+        ">/dev/null 2>&1"
+        " && openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=kubernetes >/dev/null 2>&1"
+        " && printf 'subjectAltName=DNS:kubernetes.test,IP:127.0.0.1' > ext"
+        " && openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile ext "
+        "-out srv.crt >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    auto srv = std::make_unique<httplib::SSLServer>((dir_ + "/srv.crt").c_str(), (dir_ + "/srv.key").c_str());
+    srv->Get("/version", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"gitVersion":"test"})", "application/json");
+    });
+    server_ = std::make_unique<Running<httplib::SSLServer>>(std::move(srv));
+    ca_ = *ReadFileToString(dir_ + "/ca.crt");
+  }
+  absl::StatusOr<HttpResponse> Get(RestConfig cfg) {
+    auto client = HttpClient::Create(std::move(cfg), ClientOptions{});
+    if (!client.ok()) return client.status();
+    HttpRequest req;
+    req.path = "/version";
+    return (*client)->Do(req);
+  }
+  std::string Server() const { return "https://127.0.0.1:" + std::to_string(server_->port()); }
+
+  std::string dir_, ca_;
+  std::unique_ptr<Running<httplib::SSLServer>> server_;
+};
+
+TEST_F(TlsTest, VerifiesWithCaRejectsWithoutAndHonoursInsecureAndServerName) {
+  RestConfig cfg;
+  cfg.server = Server();
+  cfg.ca_pem = ca_;
+  absl::StatusOr<HttpResponse> r = Get(cfg);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+
+  RestConfig untrusted;
+  untrusted.server = Server();
+  EXPECT_FALSE(Get(untrusted).ok()) << "an unknown CA must fail verification";
+
+  RestConfig insecure = untrusted;
+  insecure.insecure_skip_tls_verify = true;
+  r = Get(insecure);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+
+  RestConfig named = cfg;
+  named.tls_server_name = "kubernetes.test";
+  r = Get(named);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+
+  RestConfig wrong_name = cfg;
+  wrong_name.tls_server_name = "other.test";
+  EXPECT_FALSE(Get(wrong_name).ok()) << "a name the certificate does not carry must fail";
+}
+
+}  // namespace
+}  // namespace gantry::client

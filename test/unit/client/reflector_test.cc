@@ -1,0 +1,148 @@
+#include "src/client/reflector.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "src/api/pod.h"
+#include "src/client/discovery.h"
+#include "test/unit/client/test_server.h"
+
+namespace gantry::client {
+namespace {
+
+using testing::Running;
+
+std::string PodJson(const std::string& name, const std::string& rv, const std::string& spec = "{}") {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"d","uid":"uid-)" + name +
+         R"(","resourceVersion":")" + rv + R"("},"spec":)" + spec + "}";
+}
+
+TEST(Reflector, ChunkedListWatchBadObjectsAndRelistOnGone) {
+  auto srv = std::make_unique<httplib::Server>();
+  std::atomic<int> lists{0}, watches{0};
+  std::mutex mu;
+  std::vector<std::string> field_selectors;
+  srv->Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      field_selectors.push_back(req.get_param_value("fieldSelector"));
+    }
+    if (req.has_param("watch")) {
+      int n = watches.fetch_add(1);
+      EXPECT_EQ(req.get_param_value("allowWatchBookmarks"), "true");
+      if (n == 0) {
+        EXPECT_EQ(req.get_param_value("resourceVersion"), "10");
+        res.set_content("{\"type\":\"ADDED\",\"object\":" + PodJson("p3", "11") + "}\n" +
+                            "{\"type\":\"MODIFIED\",\"object\":" + PodJson("p1", "12") + "}\n" +
+                            "not json at all\n" +
+                            "{\"type\":\"MODIFIED\",\"object\":" + PodJson("p1", "13", R"({"priority":"x"})") + "}\n" +
+                            R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"15"}}})" + "\n" +
+                            "{\"type\":\"DELETED\",\"object\":" + PodJson("p2", "16") + "}\n",
+                        "application/json");
+      } else if (n == 1) {
+        EXPECT_EQ(req.get_param_value("resourceVersion"), "16");
+        res.set_content(R"({"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old"}})" "\n",
+                        "application/json");
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        res.set_content("", "application/json");
+      }
+      return;
+    }
+    int n = lists.fetch_add(1);
+    EXPECT_EQ(req.get_param_value("limit"), "2");
+    if (n == 0) {
+      res.set_content(R"({"metadata":{"resourceVersion":"10","continue":"c1"},"items":[)" + PodJson("p1", "5") + "]}",
+                      "application/json");
+    } else if (n == 1) {
+      EXPECT_EQ(req.get_param_value("continue"), "c1");
+      res.set_content(R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("p2", "6") + "," +
+                          PodJson("bad", "7", R"({"priority":"high"})") + "]}",
+                      "application/json");
+    } else {
+      res.set_content(R"({"metadata":{"resourceVersion":"20"},"items":[)" + PodJson("p1", "12") + "]}",
+                      "application/json");
+    }
+  });
+  Running<httplib::Server> server(std::move(srv));
+  RestConfig cfg;
+  cfg.server = "http://127.0.0.1:" + std::to_string(server.port());
+  auto client = HttpClient::Create(cfg, ClientOptions{});
+  ASSERT_TRUE(client.ok());
+
+  std::mutex hmu;
+  std::set<std::string> live;
+  int adds = 0, updates = 0, deletes = 0;
+  Informer<api::Pod> informer(
+      "Pod", &api::DecodePod,
+      {[&](auto p) { std::lock_guard<std::mutex> l(hmu); live.insert(p->meta.name); ++adds; },
+       [&](auto, auto) { std::lock_guard<std::mutex> l(hmu); ++updates; },
+       [&](auto p) { std::lock_guard<std::mutex> l(hmu); live.erase(p->meta.name); ++deletes; }});
+  ReflectorOptions opts;
+  opts.name = "pods";
+  opts.path = "/api/v1/pods";
+  opts.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+  opts.page_size = 2;
+  opts.backoff_initial_millis = 10;
+  Reflector reflector(**client, opts, &informer);
+  std::atomic<bool> stop{false};
+  std::thread t([&] { reflector.Run(&stop); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (lists.load() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  stop.store(true);
+  t.join();
+
+  EXPECT_TRUE(reflector.HasSynced());
+  EXPECT_EQ(lists.load(), 3);
+  EXPECT_GE(reflector.stats().relists_gone.load(), 1);
+  EXPECT_EQ(informer.decode_errors(), 2);  // "bad" in the list, p1@13 in the watch
+  EXPECT_GE(reflector.stats().bad_events.load(), 1);
+  std::lock_guard<std::mutex> l(hmu);
+  EXPECT_EQ(live, (std::set<std::string>{"p1"}));  // p3 dropped by the relist, p2 deleted
+  EXPECT_EQ(adds, 3);     // p1, p2, p3
+  EXPECT_EQ(updates, 1);  // p1@12 (p1@13 was bad; relist sees p1@12 unchanged)
+  EXPECT_EQ(deletes, 2);  // p2 (watch), p3 (relist)
+  EXPECT_EQ(field_selectors.front(), "status.phase!=Succeeded,status.phase!=Failed");
+}
+
+TEST(Discovery, ServedGroupVersionsAndResources) {
+  auto srv = std::make_unique<httplib::Server>();
+  srv->Get("/api", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"versions":["v1"]})", "application/json");
+  });
+  srv->Get("/apis", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"groups":[{"name":"policy","versions":[{"groupVersion":"policy/v1","version":"v1"}]},
+      {"name":"resource.k8s.io","versions":[{"groupVersion":"resource.k8s.io/v1","version":"v1"}]}]})",
+                    "application/json");
+  });
+  srv->Get("/apis/resource.k8s.io/v1", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"resources":[{"name":"resourceclaims"},{"name":"resourceslices"}]})", "application/json");
+  });
+  srv->Get("/api/v1", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"resources":[{"name":"pods"},{"name":"pods/binding"}]})", "application/json");
+  });
+  Running<httplib::Server> server(std::move(srv));
+  RestConfig cfg;
+  cfg.server = "http://127.0.0.1:" + std::to_string(server.port());
+  auto client = HttpClient::Create(cfg, ClientOptions{});
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<Discovery> d =
+      Discovery::Fetch(**client, {"v1", "resource.k8s.io/v1", "scheduling.k8s.io/v1beta1"});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->ServesGroupVersion("policy/v1"));
+  EXPECT_FALSE(d->ServesGroupVersion("scheduling.k8s.io/v1beta1"));
+  EXPECT_TRUE(d->ServesResource("resource.k8s.io/v1", "resourceslices"));
+  EXPECT_TRUE(d->ServesResource("v1", "pods/binding"));
+  EXPECT_EQ(Discovery::PathPrefix("v1"), "/api/v1");
+  EXPECT_EQ(Discovery::PathPrefix("policy/v1"), "/apis/policy/v1");
+}
+
+}  // namespace
+}  // namespace gantry::client

@@ -1,0 +1,280 @@
+#include "src/client/api_writer.h"
+
+#include <mutex>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "src/client/leader_election.h"
+#include "test/unit/client/test_server.h"
+
+namespace gantry::client {
+namespace {
+
+using testing::Running;
+
+struct Seen {
+  std::string method, path, body, content_type;
+};
+
+class FakeApi {
+ public:
+  FakeApi() {
+    auto srv = std::make_unique<httplib::Server>();
+    auto record = [this](const httplib::Request& req) {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.push_back({req.method, req.path, req.body, req.get_header_value("Content-Type")});
+    };
+    srv->Post(R"(/api/v1/namespaces/ns/pods/([^/]+)/binding)", [=](const httplib::Request& req, httplib::Response& res) {
+      record(req);
+      if (req.matches[1] == "taken") {
+        res.status = 409;
+        res.set_content(R"({"kind":"Status","message":"pod ns/taken is already assigned to node \"x\"","reason":"Conflict"})",
+                        "application/json");
+        return;
+      }
+      res.status = 201;
+      res.set_content(R"({"kind":"Status","status":"Success"})", "application/json");
+    });
+    srv->Patch(R"(/api/v1/namespaces/ns/pods/([^/]+)/status)", [=](const httplib::Request& req, httplib::Response& res) {
+      record(req);
+      res.set_content("{}", "application/json");
+    });
+    srv->Delete(R"(/api/v1/namespaces/ns/pods/([^/]+))", [=](const httplib::Request& req, httplib::Response& res) {
+      record(req);
+      res.set_content("{}", "application/json");
+    });
+    srv->Post("/apis/events.k8s.io/v1/namespaces/ns/events", [=](const httplib::Request& req, httplib::Response& res) {
+      record(req);
+      res.status = 201;
+      res.set_content(req.body, "application/json");
+    });
+    srv->Patch(R"(/apis/events.k8s.io/v1/namespaces/ns/events/(.+))", [=](const httplib::Request& req, httplib::Response& res) {
+      record(req);
+      res.set_content("{}", "application/json");
+    });
+    server = std::make_unique<Running<httplib::Server>>(std::move(srv));
+    RestConfig cfg;
+    cfg.server = "http://127.0.0.1:" + std::to_string(server->port());
+    client = std::move(*HttpClient::Create(cfg, ClientOptions{}));
+  }
+  std::vector<Seen> Take() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<Seen> out;
+    out.swap(seen);
+    return out;
+  }
+
+  std::mutex mu;
+  std::vector<Seen> seen;
+  std::unique_ptr<Running<httplib::Server>> server;
+  std::unique_ptr<HttpClient> client;
+};
+
+api::Pod MakePod(const std::string& name) {
+  api::Pod p;
+  p.meta.name = name;
+  p.meta.namespace_ = api::Symbol::Intern("ns");
+  p.meta.uid = "uid-" + name;
+  p.scheduler_name = api::Symbol::Intern("gantry-scheduler");
+  return p;
+}
+
+TEST(ApiClusterWriter, BindingConflictAndBody) {
+  FakeApi api;
+  ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
+  EXPECT_TRUE(w.BindPod(MakePod("ok"), "n1").ok());
+  absl::Status st = w.BindPod(MakePod("taken"), "n1");
+  EXPECT_EQ(st.code(), absl::StatusCode::kAlreadyExists) << st;
+  std::vector<Seen> seen = api.Take();
+  ASSERT_EQ(seen.size(), 2u);
+  nlohmann::json b = nlohmann::json::parse(seen[0].body);
+  EXPECT_EQ(b["kind"], "Binding");
+  EXPECT_EQ(b["metadata"]["uid"], "uid-ok");
+  EXPECT_EQ(b["target"], (nlohmann::json{{"kind", "Node"}, {"name", "n1"}}));
+  EXPECT_EQ(w.Stats().binding_conflicts, 1);
+}
+
+TEST(ApiClusterWriter, StatusPatchAndEventSeries) {
+  FakeApi api;
+  ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
+  std::string nominated = "n2";
+  framework::PodScheduledCondition cond{"False", "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."};
+  EXPECT_TRUE(w.UpdatePodScheduledCondition(MakePod("p"), cond, &nominated).ok());
+  framework::EventRecord ev{"Pod", "ns", "p", "uid-p", "Warning", "FailedScheduling", "Scheduling",
+                            cond.message, "gantry-scheduler"};
+  w.RecordEvent(ev);
+  w.RecordEvent(ev);
+  w.RecordEvent(ev);
+  ASSERT_TRUE(w.Flush(5000));
+  std::vector<Seen> seen = api.Take();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].method, "PATCH");
+  EXPECT_EQ(seen[0].content_type, "application/strategic-merge-patch+json");
+  nlohmann::json patch = nlohmann::json::parse(seen[0].body);
+  EXPECT_EQ(patch["status"]["nominatedNodeName"], "n2");
+  EXPECT_EQ(patch["status"]["conditions"][0]["type"], "PodScheduled");
+  EXPECT_EQ(patch["status"]["conditions"][0]["reason"], "Unschedulable");
+  EXPECT_EQ(patch["status"]["conditions"][0]["message"], cond.message);
+  EXPECT_TRUE(patch["status"]["conditions"][0].contains("lastTransitionTime"));
+
+  EXPECT_EQ(seen[1].method, "POST");
+  nlohmann::json e = nlohmann::json::parse(seen[1].body);
+  EXPECT_EQ(e["reportingController"], "gantry-scheduler");
+  EXPECT_EQ(e["reportingInstance"], "gantry-scheduler-host1");
+  EXPECT_EQ(e["regarding"]["uid"], "uid-p");
+  EXPECT_EQ(e["note"], cond.message);
+  EXPECT_EQ(e["action"], "Scheduling");
+  const std::string name = e["metadata"]["name"];
+  EXPECT_EQ(name.rfind("p.", 0), 0u);
+  EXPECT_EQ(seen[2].method, "PATCH");
+  EXPECT_EQ(seen[2].path, "/apis/events.k8s.io/v1/namespaces/ns/events/" + name);
+  EXPECT_EQ(nlohmann::json::parse(seen[2].body)["series"]["count"], 2);
+  EXPECT_EQ(nlohmann::json::parse(seen[3].body)["series"]["count"], 3);
+  EXPECT_EQ(w.Stats().events_created, 1);
+  EXPECT_EQ(w.Stats().events_folded, 2);
+}
+
+TEST(ApiClusterWriter, PreemptionMarksThenDeletesWithUidPrecondition) {
+  FakeApi api;
+  ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
+  EXPECT_TRUE(w.DeletePodForPreemption(MakePod("victim"), MakePod("big"), "n1").ok());
+  ASSERT_TRUE(w.Flush(5000));
+  std::vector<Seen> seen = api.Take();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].method, "PATCH");
+  EXPECT_EQ(nlohmann::json::parse(seen[0].body)["status"]["conditions"][0]["type"], "DisruptionTarget");
+  EXPECT_EQ(seen[1].method, "DELETE");
+  EXPECT_EQ(nlohmann::json::parse(seen[1].body)["preconditions"]["uid"], "uid-victim");
+  nlohmann::json e = nlohmann::json::parse(seen[2].body);
+  EXPECT_EQ(e["reason"], "Preempted");
+  EXPECT_EQ(e["note"], "Preempted by pod uid-big on node n1");
+}
+
+TEST(ApiClusterWriter, TimeFormats) {
+  EXPECT_EQ(ApiClusterWriter::FormatTime(1'700'000'000'123'456), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(ApiClusterWriter::FormatMicroTime(1'700'000'000'123'456), "2023-11-14T22:13:20.123456Z");
+}
+
+// ---- Leader election against an in-memory Lease endpoint ----------------------------------------
+
+class FakeLeases {
+ public:
+  FakeLeases() {
+    auto srv = std::make_unique<httplib::Server>();
+    const std::string path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";
+    srv->Get(path + "/gantry", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (lease.is_null()) {
+        res.status = 404;
+        return;
+      }
+      res.set_content(lease.dump(), "application/json");
+    });
+    srv->Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!lease.is_null()) {
+        res.status = 409;
+        res.set_content(R"({"reason":"AlreadyExists"})", "application/json");
+        return;
+      }
+      lease = nlohmann::json::parse(req.body);
+      lease["metadata"]["resourceVersion"] = std::to_string(++rv);
+      res.status = 201;
+      res.set_content(lease.dump(), "application/json");
+    });
+    srv->Put(path + "/gantry", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu);
+      nlohmann::json j = nlohmann::json::parse(req.body);
+      if (lease.is_null() || j["metadata"]["resourceVersion"] != lease["metadata"]["resourceVersion"]) {
+        res.status = 409;
+        res.set_content(R"({"reason":"Conflict"})", "application/json");
+        return;
+      }
+      lease = j;
+      lease["metadata"]["resourceVersion"] = std::to_string(++rv);
+      res.set_content(lease.dump(), "application/json");
+    });
+    server = std::make_unique<Running<httplib::Server>>(std::move(srv));
+    RestConfig cfg;
+    cfg.server = "http://127.0.0.1:" + std::to_string(server->port());
+    client = std::move(*HttpClient::Create(cfg, ClientOptions{}));
+  }
+  std::mutex mu;
+  nlohmann::json lease;
+  int rv = 0;
+  std::unique_ptr<Running<httplib::Server>> server;
+  std::unique_ptr<HttpClient> client;
+};
+
+LeaderElectionConfig Le(const std::string& id) {
+  LeaderElectionConfig c;
+  c.lease_name = "gantry";
+  c.identity = id;
+  c.lease_duration_millis = 1000;
+  c.renew_deadline_millis = 800;
+  c.retry_period_millis = 100;
+  return c;
+}
+
+TEST(LeaderElection, AcquireRenewExpireTakeOver) {
+  FakeLeases fake;
+  LeaderElector a(*fake.client, Le("a_1"));
+  LeaderElector b(*fake.client, Le("b_2"));
+  EXPECT_TRUE(a.TryAcquireOrRenew());
+  EXPECT_FALSE(b.TryAcquireOrRenew());
+  EXPECT_TRUE(a.TryAcquireOrRenew());  // renew
+  EXPECT_FALSE(b.TryAcquireOrRenew());
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    EXPECT_EQ(fake.lease["spec"]["holderIdentity"], "a_1");
+    EXPECT_EQ(fake.lease["spec"]["leaseTransitions"], 0);
+  }
+  // `a` stops renewing; `b` takes over once it has seen the same record for a lease duration.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_TRUE(b.TryAcquireOrRenew());
+  std::lock_guard<std::mutex> lock(fake.mu);
+  EXPECT_EQ(fake.lease["spec"]["holderIdentity"], "b_2");
+  EXPECT_EQ(fake.lease["spec"]["leaseTransitions"], 1);
+}
+
+TEST(LeaderElection, RunReleasesOnStopAndReportsLoss) {
+  FakeLeases fake;
+  LeaderElector a(*fake.client, Le("a_1"));
+  std::atomic<bool> stop{false};
+  std::atomic<bool> started{false}, stopped{false};
+  std::thread t([&] { EXPECT_TRUE(a.Run(&stop, [&] { started = true; }, [&] { stopped = true; })); });
+  while (!started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(a.IsLeader());
+  stop.store(true);
+  t.join();
+  EXPECT_TRUE(stopped.load());
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    EXPECT_EQ(fake.lease["spec"]["holderIdentity"], "");  // released
+  }
+  // Someone else grabs the lease behind our back: renewals fail, leadership is lost.
+  LeaderElector c(*fake.client, Le("c_3"));
+  std::atomic<bool> stop2{false};
+  std::atomic<bool> c_started{false};
+  bool result = true;
+  std::thread t2([&] { result = c.Run(&stop2, [&] { c_started = true; }, nullptr); });
+  while (!c_started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    fake.lease["spec"]["holderIdentity"] = "intruder";
+    fake.lease["metadata"]["resourceVersion"] = std::to_string(++fake.rv);
+  }
+  t2.join();
+  EXPECT_FALSE(result);
+  EXPECT_FALSE(c.IsLeader());
+}
+
+TEST(LeaderElection, DefaultIdentityIsHostnameUnderscoreUuid) {
+  std::string id = DefaultIdentity();
+  EXPECT_EQ(id.rfind(Hostname() + "_", 0), 0u);
+  EXPECT_EQ(id.size(), Hostname().size() + 1 + 36);
+}
+
+}  // namespace
+}  // namespace gantry::client
