@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "spdlog/spdlog.h"
+#include "src/api/dra.h"
 #include "src/api/node.h"
 #include "src/api/pod.h"
 #include "src/api/policy.h"
@@ -83,6 +84,50 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery, schedul
         {[this](PdbPtr p) { scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p)); },
          [this](PdbPtr, PdbPtr p) { scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p)); },
          [this](PdbPtr p) { scheduler_.cluster_state().RemovePodDisruptionBudget(p->meta.Key()); }});
+  }
+  // Dynamic Resource Allocation (resource.k8s.io/v1), each only when served.
+  const std::string dra = "resource.k8s.io/v1";
+  auto serves = [&](const char* r) { return discovery.ServesResource(dra, r); };
+  if (serves("resourceslices")) {
+    using P = std::shared_ptr<const api::ResourceSlice>;
+    Add<api::ResourceSlice>("resourceslices", "/apis/resource.k8s.io/v1/resourceslices", "", "ResourceSlice",
+                            &api::DecodeResourceSlice,
+                            {[this](P o) { scheduler_.OnResourceSlice(nullptr, std::move(o)); },
+                             [this](P a, P b) { scheduler_.OnResourceSlice(std::move(a), std::move(b)); },
+                             [this](P o) { scheduler_.OnResourceSliceDelete(std::move(o)); }});
+  }
+  if (serves("deviceclasses")) {
+    using P = std::shared_ptr<const api::DeviceClass>;
+    Add<api::DeviceClass>("deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses", "", "DeviceClass",
+                          &api::DecodeDeviceClass,
+                          {[this](P o) { scheduler_.OnDeviceClass(nullptr, std::move(o)); },
+                           [this](P a, P b) { scheduler_.OnDeviceClass(std::move(a), std::move(b)); },
+                           [this](P o) { scheduler_.OnDeviceClassDelete(std::move(o)); }});
+  }
+  if (serves("resourceclaims")) {
+    using P = std::shared_ptr<const api::ResourceClaim>;
+    Add<api::ResourceClaim>("resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims", "", "ResourceClaim",
+                            &api::DecodeResourceClaim,
+                            {[this](P o) { scheduler_.OnResourceClaim(nullptr, std::move(o)); },
+                             [this](P a, P b) { scheduler_.OnResourceClaim(std::move(a), std::move(b)); },
+                             [this](P o) { scheduler_.OnResourceClaimDelete(std::move(o)); }});
+  }
+  if (serves("resourceclaimtemplates")) {
+    using P = std::shared_ptr<const api::ResourceClaimTemplate>;
+    Add<api::ResourceClaimTemplate>(
+        "resourceclaimtemplates", "/apis/resource.k8s.io/v1/resourceclaimtemplates", "", "ResourceClaimTemplate",
+        &api::DecodeResourceClaimTemplate,
+        {[this](P o) { scheduler_.OnResourceClaimTemplate(std::move(o)); },
+         [this](P, P b) { scheduler_.OnResourceClaimTemplate(std::move(b)); },
+         [this](P o) { scheduler_.OnResourceClaimTemplateDelete(std::move(o)); }});
+  }
+  if (serves("devicetaintrules")) {
+    using P = std::shared_ptr<const api::DeviceTaintRule>;
+    Add<api::DeviceTaintRule>("devicetaintrules", "/apis/resource.k8s.io/v1/devicetaintrules", "", "DeviceTaintRule",
+                              &api::DecodeDeviceTaintRule,
+                              {[this](P o) { scheduler_.OnDeviceTaintRule(nullptr, std::move(o)); },
+                               [this](P a, P b) { scheduler_.OnDeviceTaintRule(std::move(a), std::move(b)); },
+                               [this](P o) { scheduler_.OnDeviceTaintRuleDelete(std::move(o)); }});
   }
 }
 
