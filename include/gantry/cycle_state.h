@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -49,7 +50,10 @@ class CycleState {
     if (it == data_.end()) {
       return absl::NotFoundError(gantry::StrCat("error reading \"", key, "\" from cycleState: not found"));
     }
-    T* typed = dynamic_cast<T*>(it->second.get());
+    StateData* data = it->second.get();
+    // Exact-type check first (a pointer compare); dynamic_cast only for subclasses.
+    T* typed = (data != nullptr && typeid(*data) == typeid(T)) ? static_cast<T*>(data)
+                                                                 : dynamic_cast<T*>(data);
     if (typed == nullptr) {
       return absl::InternalError(gantry::StrCat("cycleState key \"", key, "\" has an unexpected type"));
     }

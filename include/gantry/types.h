@@ -112,7 +112,10 @@ class NodeInfo {
   void SetNode(std::shared_ptr<const api::Node> node);
   const api::Node* node() const { return node_.get(); }
   const std::shared_ptr<const api::Node>& node_ptr() const { return node_; }
-  std::string_view name() const { return node_ ? std::string_view(node_->meta.name) : std::string_view(); }
+  // Hot fields of the Node, copied here so per-node checks stay in this
+  // object's cache lines instead of chasing the Node.
+  std::string_view name() const { return name_; }
+  bool unschedulable() const { return unschedulable_; }
 
   void AddPod(PodInfoPtr pod);
   // Removes the pod with `uid`; false if it is not on this node.
@@ -143,6 +146,8 @@ class NodeInfo {
   void Account(const PodInfo& pod, int sign);
 
   std::shared_ptr<const api::Node> node_;
+  std::string_view name_;  // points into *node_
+  bool unschedulable_ = false;
   std::vector<PodInfoPtr> pods_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;

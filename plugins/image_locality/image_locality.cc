@@ -31,6 +31,7 @@ int64_t SumImageScores(const PreScoreState& s, const framework::NodeInfo& node) 
   if (s.total_nodes <= 0) return 0;
   int64_t sum = 0;
   const auto& states = node.image_states();
+  if (states.empty()) return 0;
   for (api::Symbol image : s.images) {
     auto it = states.find(image);
     if (it == states.end()) continue;

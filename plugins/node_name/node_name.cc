@@ -11,7 +11,7 @@ bool Fits(const api::Pod& pod, std::string_view node_name) {
 
 framework::Status NodeName::Filter(const framework::CycleState&, const framework::PodInfo& pod,
                                    const framework::NodeInfo& node) {
-  if (Fits(pod.p(), node.name())) return framework::Status();
+  if (pod.p().node_name.empty() || Fits(pod.p(), node.name())) return framework::Status();
   return framework::Status::Unresolvable(std::string(kErrReason));
 }
 

@@ -13,9 +13,10 @@ bool ToleratesUnschedulable(const std::vector<api::Toleration>& tolerations) {
 
 framework::Status NodeUnschedulable::Filter(const framework::CycleState&, const framework::PodInfo& pod,
                                             const framework::NodeInfo& node) {
-  const api::Node* n = node.node();
-  if (n == nullptr) return framework::Status::Unresolvable(std::string(kErrReasonUnknownCondition));
-  if (!n->unschedulable) return framework::Status();
+  if (node.node() == nullptr) {
+    return framework::Status::Unresolvable(std::string(kErrReasonUnknownCondition));
+  }
+  if (!node.unschedulable()) return framework::Status();
   if (ToleratesUnschedulable(pod.p().tolerations)) return framework::Status();
   return framework::Status::Unresolvable(std::string(kErrReasonUnschedulable));
 }

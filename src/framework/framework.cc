@@ -289,10 +289,23 @@ Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
   return Status();
 }
 
+std::vector<FilterPlugin*> Framework::ActiveFilterPlugins(const CycleState& state) const {
+  std::vector<FilterPlugin*> active;
+  active.reserve(filter_.size());
+  for (FilterPlugin* p : filter_) {
+    if (!state.SkipFilter(p->Name())) active.push_back(p);
+  }
+  return active;
+}
+
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& node) {
-  for (FilterPlugin* p : filter_) {
-    if (state.SkipFilter(p->Name())) continue;
+  return RunFilterPlugins(ActiveFilterPlugins(state), state, pod, node);
+}
+
+Status Framework::RunFilterPlugins(const std::vector<FilterPlugin*>& active, const CycleState& state,
+                                   const PodInfo& pod, const NodeInfo& node) {
+  for (FilterPlugin* p : active) {
     Status st = p->Filter(state, pod, node);
     if (!st.IsSuccess()) {
       if (!st.IsRejected()) {

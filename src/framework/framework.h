@@ -96,6 +96,11 @@ class Framework final : public FrameworkHandle {
   Status RunPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult* result);
   // First failing filter wins (plugin recorded in the status).
   Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node);
+  // The filter plugins not skipped by PreFilter in `state` (compute once per
+  // cycle, then run them per node with the overload below).
+  std::vector<FilterPlugin*> ActiveFilterPlugins(const CycleState& state) const;
+  Status RunFilterPlugins(const std::vector<FilterPlugin*>& active, const CycleState& state,
+                          const PodInfo& pod, const NodeInfo& node);
   Status RunPreFilterAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
                             const NodeInfo& node);
   Status RunPreFilterRemovePod(CycleState& state, const PodInfo& pod, const PodInfo& to_remove,

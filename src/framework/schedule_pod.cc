@@ -59,8 +59,8 @@ std::string FitError::Message() const {
 
 Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& pod,
                               const state::Snapshot& snapshot, ScheduleResult* result,
-                              FitError* fit_error) {
-  const std::vector<NodeInfo*>& all = snapshot.NodeInfos();
+                              FitError* fit_error, const std::vector<NodeInfo*>* restrict_to) {
+  const std::vector<NodeInfo*>& all = restrict_to != nullptr ? *restrict_to : snapshot.NodeInfos();
   const int num_all = static_cast<int>(all.size());
   fit_error->num_all_nodes = num_all;
   if (num_all == 0) return Status(Code::kUnschedulableAndUnresolvable, "no nodes available to schedule pods");
@@ -107,6 +107,7 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   std::mutex error_mu;
   Status first_error;
   int evaluated = 0;
+  const std::vector<FilterPlugin*> active_filters = fw.ActiveFilterPlugins(state);
   while (evaluated < n && static_cast<int>(feasible.size()) < to_find) {
     const int wave = std::min(n - evaluated, to_find - static_cast<int>(feasible.size()));
     const int base = evaluated;
@@ -115,7 +116,7 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
     fw.parallelizer().Until(wave, [&](int k) {
       if (had_error.load(std::memory_order_relaxed)) return;
       const size_t idx = (start + static_cast<size_t>(base + k)) % static_cast<size_t>(n);
-      Status fst = fw.RunFilterPlugins(state, pod, *(*candidates)[idx]);
+      Status fst = fw.RunFilterPlugins(active_filters, state, pod, *(*candidates)[idx]);
       if (fst.IsSuccess()) {
         verdict[static_cast<size_t>(k)] = 1;
       } else if (fst.IsError()) {

@@ -55,8 +55,11 @@ class PodScheduler {
   // Runs one scheduling attempt for `pod` on `snapshot` (already set on `fw`).
   // Returns kSuccess with the result, or a rejection with `*fit_error` filled,
   // or an error status. Does not run PostFilter (the caller decides).
+  // `restrict_to` (optional) limits the attempt to those nodes, e.g. one
+  // topology domain of a group placement; FitError counts only them.
   Status Schedule(Framework& fw, CycleState& state, const PodInfo& pod,
-                  const state::Snapshot& snapshot, ScheduleResult* result, FitError* fit_error);
+                  const state::Snapshot& snapshot, ScheduleResult* result, FitError* fit_error,
+                  const std::vector<NodeInfo*>* restrict_to = nullptr);
 
  private:
   int32_t global_percentage_;

@@ -296,6 +296,8 @@ uint64_t NodeInfo::NextGeneration() {
 
 void NodeInfo::SetNode(std::shared_ptr<const api::Node> node) {
   node_ = std::move(node);
+  name_ = node_ ? std::string_view(node_->meta.name) : std::string_view();
+  unschedulable_ = node_ ? node_->unschedulable : false;
   allocatable_ = node_ ? Resource::FromList(node_->allocatable) : Resource();
   Bump();
 }
