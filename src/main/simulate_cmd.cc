@@ -71,7 +71,7 @@ int RunSimulate(const SimulateOptions& opts) {
     std::fprintf(stderr, "gantry simulate: %s\n", Msg(bundle.status()).c_str());
     return 2;
   }
-  sim::SimulationResult result = sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
+  sim::SimulationResult result = sim::RunSimulation(objects, *bundle->scheduler, writer, clock, opts.seed);
 
   nlohmann::json report = sim::InventoryJson(inv);
   report.update(sim::ResultJson(result));

@@ -520,6 +520,37 @@ void SchedulingQueue::AddLocked(PodInfoPtr pod, std::string_view event) {
 std::optional<QueuedPodInfo> SchedulingQueue::PopLocked() {
   Entry* e = active_.PopTop();
   if (e == nullptr) return std::nullopt;
+  return PopEntryLocked(e);
+}
+
+std::vector<QueuedPodInfo> SchedulingQueue::PopMatching(
+    const std::function<bool(const framework::PodInfo&)>& pred) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Entry*> matches;
+  for (const auto& [uid, entry] : entries_) {
+    Entry* e = entry.get();
+    if (!e->attached || e->in_flight || e->deleted || e->where == QueueName::kGated) continue;
+    if (e->qpi.pod_info == nullptr || !pred(*e->qpi.pod_info)) continue;
+    matches.push_back(e);
+  }
+  std::sort(matches.begin(), matches.end(), [](const Entry* a, const Entry* b) {
+    const int32_t pa = a->qpi.pod_info->priority, pb = b->qpi.pod_info->priority;
+    if (pa != pb) return pa > pb;
+    if (a->qpi.timestamp_micros != b->qpi.timestamp_micros) {
+      return a->qpi.timestamp_micros < b->qpi.timestamp_micros;
+    }
+    return a->uid < b->uid;
+  });
+  std::vector<QueuedPodInfo> out;
+  out.reserve(matches.size());
+  for (Entry* e : matches) {
+    Detach(e);
+    out.push_back(PopEntryLocked(e));
+  }
+  return out;
+}
+
+QueuedPodInfo SchedulingQueue::PopEntryLocked(Entry* e) {
   e->attached = false;
   e->where = QueueName::kInFlight;
   e->in_flight = true;

@@ -226,6 +226,12 @@ class SchedulingQueue {
   std::optional<QueuedPodInfo> Pop();
   // Non-blocking Pop (simulator): nullopt when activeQ is empty.
   std::optional<QueuedPodInfo> TryPop();
+  // Pops every queued pod (active, backoff or unschedulable; not gated, not
+  // in flight) for which `pred` holds, in activeQ order (priority, then
+  // arrival, then UID). Each returned pod is in flight exactly as after
+  // Pop(): it needs one Done and, on failure, AddUnschedulableIfNotPresent.
+  // Used to schedule a PodGroup's members together in one group cycle.
+  std::vector<QueuedPodInfo> PopMatching(const std::function<bool(const framework::PodInfo&)>& pred);
   // Number of Pops so far (upstream's scheduling cycle).
   int64_t SchedulingCycle() const;
 
@@ -357,6 +363,7 @@ class SchedulingQueue {
   void UpdateLocked(PodInfoPtr pod);
   void CountIncoming(QueueName q, std::string_view event);
   std::optional<QueuedPodInfo> PopLocked();
+  QueuedPodInfo PopEntryLocked(Entry* e);
   void AddNominatedLocked(const PodInfoPtr& pod, std::optional<std::string> node);
   void DeleteNominatedLocked(std::string_view uid);
   void UpdateNominatedLocked(const PodInfoPtr& old_pod, const PodInfoPtr& new_pod);

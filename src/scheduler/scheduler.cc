@@ -117,7 +117,15 @@ void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
     queue_->AssignedPodAdded(info);
     return;
   }
-  if (!Serves(pod->scheduler_name.view())) return;  // another scheduler's pod: never touched
+  if (!Serves(pod->scheduler_name.view())) {
+    // Another scheduler's pod: never touched, but remembered if it claims
+    // membership of a PodGroup, so that group can be rejected as mixed.
+    if (std::string group = state::GroupKeyOf(*pod); !group.empty()) {
+      std::lock_guard<std::mutex> lock(foreign_mu_);
+      foreign_group_schedulers_[group].insert(pod->scheduler_name.str());
+    }
+    return;
+  }
   queue_->Add(state_.MakePodInfo(std::move(pod)));
 }
 
@@ -180,6 +188,15 @@ void Scheduler::OnPriorityClass(api::Symbol name, state::PriorityClassInfo info)
   state_.SetPriorityClass(name, info);
 }
 
+void Scheduler::OnPodGroup(state::GroupInfo group) {
+  state_.SetGroup(std::move(group));
+  queue_->MoveAllToActiveOrBackoffQueue(
+      ClusterEvent{EventResource::kPodGroup, framework::kAdd | framework::kUpdateOther, "PodGroupChange"},
+      nullptr, nullptr);
+}
+
+void Scheduler::OnPodGroupDelete(std::string_view key) { state_.RemoveGroup(key); }
+
 // ---- The loop -----------------------------------------------------------------
 
 void Scheduler::Notify(const AttemptOutcome& outcome) {
@@ -201,6 +218,11 @@ bool Scheduler::ScheduleOne(bool blocking) {
   if (fw == nullptr || state_.NodeOf(uid).has_value()) {
     // Not ours any more, or already assumed/bound: nothing to do.
     queue_->Done(uid);
+    return true;
+  }
+
+  if (std::string group_key = state::GroupKeyOf(pod.p()); !group_key.empty()) {
+    RunGroupCycle(std::move(qpi), group_key, state_.FindGroup(group_key), fw, cycle, start);
     return true;
   }
 
@@ -236,18 +258,21 @@ bool Scheduler::ScheduleOne(bool blocking) {
     HandleFailure(fw, std::move(qpi), rs, nullptr, "", MonotonicMicros() - start, cycle);
     return true;
   }
-  BindTask task{std::move(qpi), fw, std::move(cycle_state), host, MonotonicMicros() - start};
+  StartBinding(BindTask{std::move(qpi), fw, std::move(cycle_state), host, MonotonicMicros() - start});
+  return true;
+}
+
+void Scheduler::StartBinding(BindTask task) {
   if (options_.binding_workers <= 0) {
     RunBindingCycle(std::move(task));
-  } else {
-    {
-      std::lock_guard<std::mutex> lock(bind_mu_);
-      bind_tasks_.push_back(std::move(task));
-      ++binds_in_flight_;
-    }
-    bind_cv_.notify_one();
+    return;
   }
-  return true;
+  {
+    std::lock_guard<std::mutex> lock(bind_mu_);
+    bind_tasks_.push_back(std::move(task));
+    ++binds_in_flight_;
+  }
+  bind_cv_.notify_one();
 }
 
 void Scheduler::RunBindingCycle(BindTask task) {

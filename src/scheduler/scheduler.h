@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,11 +50,23 @@ struct AttemptOutcome {
   std::string nominated_node;
 };
 
+// What happened to one group cycle.
+struct GroupOutcome {
+  std::string key;        // "namespace/name"
+  bool scheduled = false; // quorum reached and members sent to binding
+  int32_t placed = 0;     // members placed in this cycle
+  int32_t min_count = 0;
+  std::string domain;     // "key=value" of the chosen topology domain, "" if none
+  std::string message;    // failure summary
+};
+
 class AttemptObserver {
  public:
   virtual ~AttemptObserver() = default;
   // Called after each attempt's outcome is known (for binds: after Bind).
   virtual void OnAttempt(const AttemptOutcome& outcome) = 0;
+  // Called after each group cycle.
+  virtual void OnGroup(const GroupOutcome& outcome) { (void)outcome; }
 };
 
 class Scheduler {
@@ -78,6 +91,9 @@ class Scheduler {
   void OnNodeDelete(std::shared_ptr<const api::Node> node);
   void OnNamespace(api::Symbol name, api::Labels labels);
   void OnPriorityClass(api::Symbol name, state::PriorityClassInfo info);
+  // PodGroups (native or scheduler-plugins); members waiting for them retry.
+  void OnPodGroup(state::GroupInfo group);
+  void OnPodGroupDelete(std::string_view key);
   // DRA objects (src/scheduler/dra_events.cc): update dra() and requeue.
   // `old_obj` may be null for adds.
   void OnResourceSlice(std::shared_ptr<const api::ResourceSlice> old_obj,
@@ -119,6 +135,15 @@ class Scheduler {
   };
 
   void RunBindingCycle(BindTask task);
+  void StartBinding(BindTask task);
+  // Schedules a whole PodGroup on one snapshot (src/scheduler/group_cycle.cc).
+  // `group` is nullopt when the PodGroup object does not exist (yet).
+  void RunGroupCycle(framework::QueuedPodInfo first, const std::string& key,
+                     const std::optional<state::GroupInfo>& group, framework::Framework* fw,
+                     int64_t cycle, int64_t start_micros);
+  // Fails one member of a group cycle (event, condition, requeue, observer).
+  void FailGroupMember(framework::Framework* fw, framework::QueuedPodInfo qpi, const std::string& message,
+                       int64_t duration_micros, int64_t cycle);
   void HandleFailure(framework::Framework* fw, framework::QueuedPodInfo qpi,
                      const framework::Status& status, const framework::FitError* fit_error,
                      const std::string& nominated_node, int64_t duration_micros, int64_t cycle);
@@ -135,6 +160,10 @@ class Scheduler {
   state::Snapshot snapshot_;
   std::unique_ptr<framework::PodScheduler> algorithm_;
   AttemptObserver* observer_ = nullptr;
+  // Group key -> scheduler names of members served by another scheduler
+  // (those pods are never touched; the group is rejected as mixed).
+  std::mutex foreign_mu_;
+  absl::flat_hash_map<std::string, std::set<std::string>> foreign_group_schedulers_;
   std::unique_ptr<state::DraState> dra_ = std::make_unique<state::DraState>();
   std::mutex observer_mu_;
 

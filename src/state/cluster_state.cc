@@ -6,6 +6,41 @@
 
 namespace gantry::state {
 
+std::string GroupKeyOf(const api::Pod& pod) {
+  if (!pod.pod_group_name.empty()) {
+    return gantry::StrCat(pod.meta.namespace_.view(), "/", pod.pod_group_name.view());
+  }
+  static const api::Symbol kLabel = api::Symbol::Intern("scheduling.x-k8s.io/pod-group");
+  if (auto v = api::FindLabel(pod.meta.labels, kLabel); v && !v->empty()) {
+    return gantry::StrCat(pod.meta.namespace_.view(), "/", v->view());
+  }
+  return "";
+}
+
+void ClusterState::SetGroup(GroupInfo group) {
+  absl::MutexLock lock(&mu_);
+  std::string key = group.key;
+  groups_[key] = std::move(group);
+}
+
+void ClusterState::RemoveGroup(std::string_view key) {
+  absl::MutexLock lock(&mu_);
+  groups_.erase(std::string(key));
+}
+
+std::optional<GroupInfo> ClusterState::FindGroup(std::string_view key) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = groups_.find(std::string(key));
+  if (it == groups_.end()) return std::nullopt;
+  return it->second;
+}
+
+int32_t ClusterState::PlacedMembers(std::string_view key) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = placed_members_.find(std::string(key));
+  return it == placed_members_.end() ? 0 : it->second;
+}
+
 ClusterState::ClusterState(const Clock& clock, int64_t assumed_ttl_micros)
     : clock_(clock), assumed_ttl_micros_(assumed_ttl_micros) {}
 
@@ -81,11 +116,15 @@ void ClusterState::AddPodLocked(const framework::PodInfoPtr& info, const std::st
   }
   ni->AddPod(info);
   dirty_nodes_.insert(node);
+  if (std::string group = GroupKeyOf(info->p()); !group.empty()) placed_members_[group]++;
 }
 
 void ClusterState::RemovePodLocked(std::string_view uid) {
   auto it = pods_.find(std::string(uid));
   if (it == pods_.end()) return;
+  if (std::string group = GroupKeyOf(it->second.info->p()); !group.empty()) {
+    if (--placed_members_[group] <= 0) placed_members_.erase(group);
+  }
   auto nit = nodes_.find(it->second.node);
   if (nit != nodes_.end()) {
     nit->second->RemovePod(uid);

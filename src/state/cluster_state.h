@@ -45,6 +45,23 @@ struct PriorityClassInfo {
   std::optional<api::PreemptionPolicy> preemption_policy;
 };
 
+// A PodGroup as the scheduler uses it, from either API: native
+// scheduling.k8s.io PodGroups (members name it in spec.schedulingGroup) or
+// scheduler-plugins PodGroups (members carry the pod-group label).
+struct GroupInfo {
+  std::string key;  // "namespace/name"
+  bool native = true;
+  bool gang = false;          // gang policy: all-or-nothing at min_count
+  int32_t min_count = 1;
+  api::Symbol topology_key;   // empty: unconstrained
+  std::optional<int32_t> priority;
+  api::Symbol priority_class_name;
+  bool disruption_all = false;
+};
+
+// "namespace/name" of the group `pod` belongs to, or "" when none.
+std::string GroupKeyOf(const api::Pod& pod);
+
 class ClusterState {
  public:
   // `assumed_ttl_micros`: how long an assumed pod whose binding finished may
@@ -60,6 +77,13 @@ class ClusterState {
   void RemovePod(std::string_view uid);
   void SetNamespace(api::Symbol name, api::Labels labels);
   void RemoveNamespace(api::Symbol name);
+  // PodGroups by "namespace/name".
+  void SetGroup(GroupInfo group);
+  void RemoveGroup(std::string_view key);
+  std::optional<GroupInfo> FindGroup(std::string_view key) const;
+  // Members of the group that are bound or assumed.
+  int32_t PlacedMembers(std::string_view key) const;
+
   // PodDisruptionBudgets by "namespace/name".
   void SetPodDisruptionBudget(std::shared_ptr<const api::PodDisruptionBudget> pdb);
   void RemovePodDisruptionBudget(std::string_view key);
@@ -121,6 +145,8 @@ class ClusterState {
   absl::flat_hash_map<api::Symbol, api::Labels> namespaces_ ABSL_GUARDED_BY(mu_);
   bool namespaces_changed_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::shared_ptr<const api::PodDisruptionBudget>> pdbs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, GroupInfo> groups_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int32_t> placed_members_ ABSL_GUARDED_BY(mu_);
   bool pdbs_changed_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<api::Symbol, PriorityClassInfo> priority_classes_ ABSL_GUARDED_BY(mu_);
   // image name -> (size, number of nodes with it)
