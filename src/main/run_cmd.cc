@@ -26,6 +26,8 @@ namespace gantry::cmd {
 namespace {
 
 std::atomic<bool> g_stop{false};
+// Readiness turns 503 as soon as a signal arrives (a lock-free atomic store).
+std::atomic<server::HealthChecks*> g_checks{nullptr};
 
 extern "C" void OnTerminationSignal(int) {
   if (g_stop.exchange(true)) {
@@ -34,6 +36,7 @@ extern "C" void OnTerminationSignal(int) {
     (void)!write(STDERR_FILENO, kMsg, sizeof(kMsg) - 1);
     _exit(1);
   }
+  if (server::HealthChecks* c = g_checks.load()) c->SetShuttingDown();
 }
 
 void InstallSignalHandlers() {
@@ -118,6 +121,7 @@ int RunLive(const RunFlags& flags) {
   const std::string lease_name = cfg->leader_election.resource_name;
   if (cfg->leader_election.leader_elect) metrics.SetLeader(lease_name, false);
   server::HealthChecks checks;
+  g_checks.store(&checks);
   std::unique_ptr<server::HealthServer> http;
   if (flags.serving.secure_port == 0) {
     GANTRY_LOG_INFO("--secure-port=0: not serving /healthz, /readyz, /metrics");
@@ -146,6 +150,7 @@ int RunLive(const RunFlags& flags) {
   checks.SetShuttingDown();
   if (le_on) metrics.SetLeader(lease_name, false);
   if (http) http->Stop();
+  g_checks.store(nullptr);
   if (st.ok()) {
     GANTRY_LOG_INFO("stopped");
     spdlog::default_logger()->flush();

@@ -16,6 +16,7 @@
 #ifndef GANTRY_SRC_SERVER_HEALTH_SERVER_H_
 #define GANTRY_SRC_SERVER_HEALTH_SERVER_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
