@@ -9,6 +9,8 @@
 
 #include "gantry/clock.h"
 #include "gantry/cluster_writer.h"
+#include "gantry/cycle_state.h"
+#include "gantry/status.h"
 #include "gantry/types.h"
 #include "src/api/policy.h"
 
@@ -63,6 +65,36 @@ class FrameworkHandle {
   // Dynamic Resource Allocation state (slices, classes, claims, in-flight
   // allocations); null when the scheduler runs without DRA.
   virtual state::DraState* Dra() const { return nullptr; }
+
+  // ---- Preemption support (what-if evaluation on modified NodeInfo copies) --
+  // The defaults return an Error so that handles without a framework keep
+  // compiling; the Framework forwards them to its runners.
+
+  // Runs the profile's filter plugins (those not skipped in `state`) on `node`.
+  virtual Status RunFilterPluginsWithState(const CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node) {
+    (void)state;
+    (void)pod;
+    (void)node;
+    return Status::Error("RunFilterPluginsWithState is not implemented by this handle");
+  }
+  // Runs the PreFilter extensions' AddPod / RemovePod on `state`.
+  virtual Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
+                                             const PodInfo& to_add, const NodeInfo& node) {
+    (void)state;
+    (void)pod;
+    (void)to_add;
+    (void)node;
+    return Status::Error("RunPreFilterExtensionAddPod is not implemented by this handle");
+  }
+  virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
+                                                const PodInfo& to_remove, const NodeInfo& node) {
+    (void)state;
+    (void)pod;
+    (void)to_remove;
+    (void)node;
+    return Status::Error("RunPreFilterExtensionRemovePod is not implemented by this handle");
+  }
 };
 
 }  // namespace gantry::framework

@@ -2,6 +2,7 @@
 
 #include "gantry/util/status_macros.h"
 #include "plugins/default_binder/default_binder.h"
+#include "plugins/default_preemption/default_preemption.h"
 #include "plugins/dynamic_resources/dynamic_resources.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
@@ -34,6 +35,7 @@ absl::Status RegisterBuiltinPlugins(framework::Registry& registry) {
   GANTRY_RETURN_IF_ERROR(image_locality::Register(registry));
   GANTRY_RETURN_IF_ERROR(default_binder::Register(registry));
   GANTRY_RETURN_IF_ERROR(dynamic_resources::Register(registry));
+  GANTRY_RETURN_IF_ERROR(default_preemption::Register(registry));
   // Further plugins are appended here, one line each (PodTopologySpread, InterPodAffinity, ...).
   return absl::OkStatus();
 }

@@ -155,6 +155,18 @@ class Framework final : public FrameworkHandle {
     return snapshot_->PodDisruptionBudgets();
   }
   state::DraState* Dra() const override { return dra_; }
+  Status RunFilterPluginsWithState(const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& node) override {
+    return RunFilterPlugins(state, pod, node);
+  }
+  Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
+                                     const NodeInfo& node) override {
+    return RunPreFilterAddPod(state, pod, to_add, node);
+  }
+  Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
+                                        const PodInfo& to_remove, const NodeInfo& node) override {
+    return RunPreFilterRemovePod(state, pod, to_remove, node);
+  }
 
   // Wiring done by the scheduler.
   void SetNominator(std::function<std::vector<PodInfoPtr>(std::string_view)> nominator) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "absl/container/flat_hash_set.h"
 #include "gantry/util/strings.h"
 
 namespace gantry::sim {
@@ -25,9 +26,18 @@ absl::Status InMemoryWriter::UpdatePodScheduledCondition(const api::Pod&, const 
   return absl::OkStatus();
 }
 
-absl::Status InMemoryWriter::DeletePodForPreemption(const api::Pod& victim, const api::Pod&, std::string_view) {
-  return absl::UnimplementedError(gantry::StrCat("offline preemption of ", victim.meta.Key(),
-                                                 " is not supported yet"));
+absl::Status InMemoryWriter::DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
+                                                    std::string_view node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  evictions_.push_back(Eviction{std::make_shared<const api::Pod>(victim), std::string(node), preemptor.meta.Key()});
+  return absl::OkStatus();
+}
+
+std::vector<InMemoryWriter::Eviction> InMemoryWriter::TakeEvictions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Eviction> out;
+  out.swap(evictions_);
+  return out;
 }
 
 void InMemoryWriter::RecordEvent(const framework::EventRecord&) {
@@ -264,6 +274,32 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
     return any;
   };
 
+  // Preemption victims: marked terminating when evicted, deleted after their
+  // terminationGracePeriodSeconds: (delete time, sequence) -> terminating pod.
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const api::Pod>> deletions;
+  absl::flat_hash_set<std::string> evicted;  // victim uids
+  int64_t deletion_seq = 0;
+  auto feed_evictions = [&]() {
+    for (InMemoryWriter::Eviction& e : writer.TakeEvictions()) {
+      if (!evicted.insert(e.victim->meta.uid).second) continue;  // already terminating
+      result.evictions.push_back({e.victim->meta.Key(), e.node, e.preemptor});
+      auto terminating = std::make_shared<api::Pod>(*e.victim);
+      terminating->meta.deletion_micros = clock.NowMicros();
+      std::shared_ptr<const api::Pod> t = terminating;
+      sched.OnPodUpdate(e.victim, t);
+      const int64_t grace = std::max<int64_t>(0, e.victim->termination_grace_period_seconds);
+      deletions[{clock.NowMicros() + grace * 1'000'000, deletion_seq++}] = t;
+    }
+  };
+  auto run_due_deletions = [&]() {
+    while (!deletions.empty() && deletions.begin()->first.first <= clock.NowMicros()) {
+      std::shared_ptr<const api::Pod> pod = deletions.begin()->second;
+      deletions.erase(deletions.begin());
+      sched.OnPodDelete(pod);
+      result.placements.erase(pod->meta.Key());
+    }
+  };
+
   auto feed_bindings = [&]() {
     std::vector<InMemoryWriter::ClaimUpdate> claims = writer.TakeClaimUpdates();
     for (InMemoryWriter::ClaimUpdate& u : claims) sched.OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
@@ -284,7 +320,9 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
   const double cpu_start = ProcessCpuSeconds();
   while (true) {
     feed_bindings();
+    feed_evictions();
     run_due_completions();
+    run_due_deletions();
     q.FlushBackoffQCompleted();
     if (sched.ScheduleOne(/*blocking=*/false)) continue;
     if (feed_bindings()) continue;
@@ -293,6 +331,9 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
     std::optional<int64_t> next = q.NextBackoffExpiryMicros();
     if (!completions.empty() && (!next || completions.begin()->first.first < *next)) {
       next = completions.begin()->first.first;
+    }
+    if (!deletions.empty() && (!next || deletions.begin()->first.first < *next)) {
+      next = deletions.begin()->first.first;
     }
     if (!next) break;  // only unschedulable (or gated) pods remain and no event can come
     if (*next > clock.NowMicros()) clock.Set(*next);
@@ -361,6 +402,9 @@ nlohmann::json ResultJson(const SimulationResult& r) {
                                  {"max", lat.empty() ? 0 : lat.back()}};
   j["cpu_seconds"] = r.cpu_seconds;
   j["completed"] = r.completed;
+  nlohmann::json evictions = nlohmann::json::array();
+  for (const auto& e : r.evictions) evictions.push_back({{"pod", e.pod}, {"node", e.node}, {"preemptor", e.preemptor}});
+  j["evictions"] = std::move(evictions);
   nlohmann::json groups = nlohmann::json::object();
   for (const auto& [key, g] : r.podgroups) {
     groups[key] = {{"scheduled", g.scheduled}, {"placed", g.placed}, {"domain", g.domain}};

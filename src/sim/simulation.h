@@ -42,6 +42,15 @@ class InMemoryWriter final : public framework::ClusterWriter {
   };
   std::vector<ClaimUpdate> TakeClaimUpdates();
 
+  // Preemption: victims deleted by the scheduler; the driver marks them
+  // terminating and deletes them after their grace period in virtual time.
+  struct Eviction {
+    std::shared_ptr<const api::Pod> victim;  // as the scheduler saw it (bound)
+    std::string node;
+    std::string preemptor;  // "ns/name"
+  };
+  std::vector<Eviction> TakeEvictions();
+
   struct Binding {
     std::shared_ptr<const api::Pod> pod;  // the pod as it was (unbound)
     std::string node;
@@ -54,6 +63,7 @@ class InMemoryWriter final : public framework::ClusterWriter {
   mutable std::mutex mu_;
   std::vector<Binding> pending_;
   std::vector<ClaimUpdate> claim_updates_;
+  std::vector<Eviction> evictions_;
   absl::flat_hash_map<std::string, std::vector<std::string>> claim_finalizers_;  // claim uid
   absl::flat_hash_map<std::string, std::string> bound_;  // uid -> node
   int64_t events_ = 0;
@@ -82,6 +92,11 @@ struct SimulationResult {
   };
   std::map<std::string, GroupResult> podgroups;
   int64_t completed = 0;     // pods that finished (run-duration annotation)
+  // Preemption victims, in eviction order ("ns/name" of victim and preemptor).
+  struct EvictionRecord {
+    std::string pod, node, preemptor;
+  };
+  std::vector<EvictionRecord> evictions;
   double cpu_seconds = 0;    // process CPU time during the loop
 };
 

@@ -1,0 +1,396 @@
+#include "plugins/default_preemption/default_preemption.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "gantry/util/strings.h"
+#include "plugins/helper/helper.h"
+#include "src/api/policy.h"
+
+namespace gantry::plugins::default_preemption {
+
+using framework::Code;
+using framework::CycleState;
+using framework::NodeInfo;
+using framework::PodInfo;
+using framework::PodInfoPtr;
+using framework::Status;
+
+// ---- Args -------------------------------------------------------------------
+
+DefaultPreemptionArgs DefaultPreemptionArgs::Decode(api::Decoder& d, api::JsonValue v) {
+  DefaultPreemptionArgs args;
+  helper::DecodeArgsObject(d, v, kArgsKind, [&](std::string_view key, api::JsonValue value) {
+    if (key == "minCandidateNodesPercentage") {
+      if (!value.is_null()) args.min_candidate_nodes_percentage = d.Int(value);
+    } else if (key == "minCandidateNodesAbsolute") {
+      if (!value.is_null()) args.min_candidate_nodes_absolute = d.Int(value);
+    } else {
+      return false;
+    }
+    return true;
+  });
+  if (!d.ok()) return args;
+  args.ValidateInto(d);
+  return args;
+}
+
+void DefaultPreemptionArgs::ValidateInto(api::Decoder& d) const {
+  if (min_candidate_nodes_percentage < 0 || min_candidate_nodes_percentage > 100) {
+    d.FailAt("minCandidateNodesPercentage",
+             gantry::StrCat("Invalid value: ", min_candidate_nodes_percentage, ": not in valid range [0, 100]"));
+  }
+  if (min_candidate_nodes_absolute < 0) {
+    d.FailAt("minCandidateNodesAbsolute",
+             gantry::StrCat("Invalid value: ", min_candidate_nodes_absolute, ": not in valid range [0, inf)"));
+  }
+  if (min_candidate_nodes_percentage == 0 && min_candidate_nodes_absolute == 0) {
+    d.FailAt("minCandidateNodesPercentage",
+             "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute");
+    d.FailAt("minCandidateNodesAbsolute",
+             "Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage");
+  }
+}
+
+absl::Status DefaultPreemptionArgs::Validate() const {
+  api::Decoder d(kArgsKind);
+  ValidateInto(d);
+  return helper::DecoderStatus(d);
+}
+
+nlohmann::json DefaultPreemptionArgs::ToJson() const {
+  return nlohmann::json{{"minCandidateNodesPercentage", min_candidate_nodes_percentage},
+                        {"minCandidateNodesAbsolute", min_candidate_nodes_absolute}};
+}
+
+// ---- Helpers ----------------------------------------------------------------
+
+namespace {
+
+// upstream MoreImportantPod: higher priority first, then the earlier start.
+bool MoreImportant(const PodInfoPtr& a, const PodInfoPtr& b) {
+  if (a->priority != b->priority) return a->priority > b->priority;
+  return a->p().start_micros < b->p().start_micros;
+}
+
+bool PreemptsNever(const PodInfo& pod) {
+  return pod.p().preemption_policy.has_value() &&
+         *pod.p().preemption_policy == api::PreemptionPolicy::kNever;
+}
+
+// Splits `pods` (kept in order) into those whose eviction would violate a
+// PodDisruptionBudget and those whose would not (upstream filterPodsWithPDBViolation).
+void SplitByPdbViolation(const std::vector<PodInfoPtr>& pods,
+                         const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs,
+                         std::vector<PodInfoPtr>* violating, std::vector<PodInfoPtr>* non_violating) {
+  std::vector<int64_t> allowed;
+  allowed.reserve(pdbs.size());
+  for (const auto& pdb : pdbs) allowed.push_back(pdb->status.disruptions_allowed);
+  for (const PodInfoPtr& p : pods) {
+    const api::Pod& pod = p->p();
+    bool violates = false;
+    if (!pod.meta.labels.empty()) {
+      for (size_t i = 0; i < pdbs.size(); ++i) {
+        const api::PodDisruptionBudget& pdb = *pdbs[i];
+        if (pdb.meta.namespace_ != pod.meta.namespace_) continue;
+        // A null or empty selector selects nothing here (as upstream's preemption does).
+        if (!pdb.spec.selector || pdb.spec.selector->Empty()) continue;
+        if (!pdb.spec.selector->Matches(pod.meta.labels)) continue;
+        // Already being disrupted: counted in disruptionsAllowed already.
+        bool disrupted = false;
+        for (const auto& [name, t] : pdb.status.disrupted_pods) {
+          if (name == pod.meta.name) disrupted = true;
+        }
+        if (disrupted) continue;
+        if (--allowed[i] < 0) violates = true;
+      }
+    }
+    (violates ? violating : non_violating)->push_back(p);
+  }
+}
+
+// The fit-error style message: "0/N nodes are available: <histogram>."
+std::string NodesAvailableMessage(int num_all_nodes, const std::map<std::string, int>& histogram) {
+  std::vector<std::string> parts;
+  for (const auto& [reason, count] : histogram) parts.push_back(gantry::StrCat(count, " ", reason));
+  std::sort(parts.begin(), parts.end());
+  std::string joined;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) joined += ", ";
+    joined += parts[i];
+  }
+  return gantry::StrCat("0/", num_all_nodes, " nodes are available: ", joined, ".");
+}
+
+}  // namespace
+
+// ---- Steps ------------------------------------------------------------------
+
+std::string DefaultPreemption::EligibleToPreemptOthers(const PodInfo& pod,
+                                                       const framework::NodeToStatus& filtered) const {
+  if (PreemptsNever(pod)) return std::string(kPolicyNever);
+  const api::Symbol nominated = pod.p().nominated_node_name;
+  if (nominated.empty()) return "";
+  // Filters now reject the nominated node outright: preempt again elsewhere.
+  auto it = filtered.find(std::string(nominated.view()));
+  if (it != filtered.end() && it->second.code() == Code::kUnschedulableAndUnresolvable) return "";
+  const NodeInfo* node = handle_.Snapshot().Get(nominated.view());
+  if (node == nullptr) return "";
+  for (const PodInfoPtr& p : node->pods()) {
+    if (p->p().meta.deletion_micros.has_value() && p->priority < pod.priority) {
+      return std::string(kTerminatingVictim);
+    }
+  }
+  return "";
+}
+
+int DefaultPreemption::NumCandidates(int num_nodes) const {
+  int64_t n = static_cast<int64_t>(num_nodes) * args_.min_candidate_nodes_percentage / 100;
+  if (n < args_.min_candidate_nodes_absolute) n = args_.min_candidate_nodes_absolute;
+  if (n > num_nodes) n = num_nodes;
+  return static_cast<int>(n);
+}
+
+Status DefaultPreemption::Fits(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                               const std::vector<PodInfoPtr>& nominated) const {
+  bool added = false;
+  NodeInfo with_nominated;
+  std::unique_ptr<CycleState> state_with_nominated;
+  for (const PodInfoPtr& np : nominated) {
+    if (np->uid() == pod.uid() || np->priority < pod.priority) continue;
+    if (!added) {
+      with_nominated = node;
+      state_with_nominated = state.Clone();
+      added = true;
+    }
+    with_nominated.AddPod(np);
+    Status st = handle_.RunPreFilterExtensionAddPod(*state_with_nominated, pod, *np, with_nominated);
+    if (!st.IsSuccess()) return st;
+  }
+  if (added) {
+    Status st = handle_.RunFilterPluginsWithState(*state_with_nominated, pod, with_nominated);
+    if (!st.IsSuccess()) return st;
+  }
+  return handle_.RunFilterPluginsWithState(state, pod, node);
+}
+
+Status DefaultPreemption::SelectVictimsOnNode(const CycleState& cycle_state, const PodInfo& pod,
+                                              const NodeInfo& original, const std::vector<PodInfoPtr>& nominated,
+                                              Candidate* out) const {
+  NodeInfo node = original;  // the what-if copy
+  std::unique_ptr<CycleState> state = cycle_state.Clone();
+  std::vector<PodInfoPtr> potential;
+  for (const PodInfoPtr& p : original.pods()) {
+    if (p->priority < pod.priority) potential.push_back(p);
+  }
+  if (potential.empty()) return Status(Code::kUnschedulableAndUnresolvable, std::string(kNoVictims));
+  for (const PodInfoPtr& p : potential) {
+    node.RemovePod(p->uid());
+    Status st = handle_.RunPreFilterExtensionRemovePod(*state, pod, *p, node);
+    if (!st.IsSuccess()) return st;
+  }
+  // Even without every lower-priority pod the pod does not fit: no help here.
+  if (Status st = Fits(*state, pod, node, nominated); !st.IsSuccess()) return st;
+
+  std::sort(potential.begin(), potential.end(), MoreImportant);
+  std::vector<PodInfoPtr> violating, non_violating;
+  SplitByPdbViolation(potential, handle_.PodDisruptionBudgets(), &violating, &non_violating);
+
+  out->node = std::string(original.name());
+  out->victims.clear();
+  out->num_pdb_violations = 0;
+  // Reprieve as many as possible, most important first; PDB-violating pods first.
+  auto reprieve = [&](const PodInfoPtr& p, bool violates) -> Status {
+    node.AddPod(p);
+    Status st = handle_.RunPreFilterExtensionAddPod(*state, pod, *p, node);
+    if (!st.IsSuccess()) return st;
+    Status fit = Fits(*state, pod, node, nominated);
+    if (fit.IsError()) return fit;
+    if (!fit.IsSuccess()) {
+      node.RemovePod(p->uid());
+      st = handle_.RunPreFilterExtensionRemovePod(*state, pod, *p, node);
+      if (!st.IsSuccess()) return st;
+      out->victims.push_back(p);
+      if (violates) out->num_pdb_violations++;
+    }
+    return Status();
+  };
+  for (const PodInfoPtr& p : violating) {
+    if (Status st = reprieve(p, true); !st.IsSuccess()) return st;
+  }
+  for (const PodInfoPtr& p : non_violating) {
+    if (Status st = reprieve(p, false); !st.IsSuccess()) return st;
+  }
+  std::sort(out->victims.begin(), out->victims.end(), MoreImportant);
+  return Status();
+}
+
+int DefaultPreemption::PickOne(const std::vector<Candidate>& candidates) {
+  if (candidates.empty()) return -1;
+  std::vector<int> idx;
+  for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
+    // A node that needs no victim at all wins outright.
+    if (candidates[static_cast<size_t>(i)].victims.empty()) return i;
+    idx.push_back(i);
+  }
+  // Keeps the indices minimising `key` (stable: original order preserved).
+  auto keep_min = [&](auto key) {
+    if (idx.size() <= 1) return;
+    auto best = key(candidates[static_cast<size_t>(idx[0])]);
+    for (int i : idx) best = std::min(best, key(candidates[static_cast<size_t>(i)]));
+    std::vector<int> kept;
+    for (int i : idx) {
+      if (key(candidates[static_cast<size_t>(i)]) == best) kept.push_back(i);
+    }
+    idx.swap(kept);
+  };
+  // 1. fewest PDB violations.
+  keep_min([](const Candidate& c) { return c.num_pdb_violations; });
+  // 2. lowest priority of the most important victim.
+  keep_min([](const Candidate& c) { return static_cast<int64_t>(c.victims.front()->priority); });
+  // 3. smallest sum of victim priorities (shifted so negative priorities count as small).
+  keep_min([](const Candidate& c) {
+    int64_t sum = 0;
+    for (const PodInfoPtr& v : c.victims) {
+      sum += static_cast<int64_t>(v->priority) + static_cast<int64_t>(std::numeric_limits<int32_t>::max()) + 1;
+    }
+    return sum;
+  });
+  // 4. fewest victims.
+  keep_min([](const Candidate& c) { return static_cast<int64_t>(c.victims.size()); });
+  // 5. latest start among the highest-priority victims (earliest start of those, maximised).
+  keep_min([](const Candidate& c) {
+    const int32_t top = c.victims.front()->priority;
+    int64_t earliest = std::numeric_limits<int64_t>::max();
+    for (const PodInfoPtr& v : c.victims) {
+      if (v->priority == top) earliest = std::min(earliest, v->p().start_micros);
+    }
+    return -earliest;
+  });
+  // 6. the first remaining.
+  return idx.front();
+}
+
+// ---- PostFilter -------------------------------------------------------------
+
+framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
+                                                          const framework::NodeToStatus& filtered) {
+  framework::PostFilterResult result;
+  if (std::string why = EligibleToPreemptOthers(pod, filtered); !why.empty()) {
+    result.status = Status(Code::kUnschedulable, why);
+    result.message = gantry::StrCat("preemption: ", why);
+    return result;
+  }
+  const std::vector<NodeInfo*>& all = handle_.Snapshot().NodeInfos();
+  const int num_all = static_cast<int>(all.size());
+  // Nodes where preemption might help: rejected as Unschedulable (not
+  // UnschedulableAndUnresolvable, and not left out by PreFilter).
+  std::vector<const NodeInfo*> potential;
+  for (const NodeInfo* n : all) {
+    auto it = filtered.find(std::string(n->name()));
+    if (it == filtered.end() || it->second.code() != Code::kUnschedulable) continue;
+    potential.push_back(n);
+  }
+  std::map<std::string, int> histogram;
+  auto fail = [&](int not_helpful) {
+    if (not_helpful > 0) histogram[std::string(kNotHelpful)] += not_helpful;
+    framework::PostFilterResult r;
+    std::string msg = NodesAvailableMessage(num_all, histogram);
+    r.status = Status(Code::kUnschedulable, msg);
+    r.message = gantry::StrCat("preemption: ", msg);
+    return r;
+  };
+  if (potential.empty()) return fail(num_all);
+
+  // Dry run from a rotating offset until enough candidates are found; waves
+  // run in parallel but are merged in node order, so the result is deterministic.
+  const int n = static_cast<int>(potential.size());
+  const int want = NumCandidates(n);
+  const size_t offset = static_cast<size_t>(offset_.fetch_add(1, std::memory_order_relaxed) % static_cast<uint64_t>(n));
+  std::vector<Candidate> candidates;
+  int evaluated = 0;
+  int failed = 0;
+  std::vector<Candidate> wave_out;
+  std::vector<Status> wave_status;
+  std::vector<std::vector<PodInfoPtr>> wave_nominated;
+  while (evaluated < n && static_cast<int>(candidates.size()) < want) {
+    const int wave = std::min(n - evaluated, want - static_cast<int>(candidates.size()));
+    wave_out.assign(static_cast<size_t>(wave), Candidate{});
+    wave_status.assign(static_cast<size_t>(wave), Status());
+    wave_nominated.assign(static_cast<size_t>(wave), {});
+    auto node_at = [&](int k) {
+      return potential[(offset + static_cast<size_t>(evaluated + k)) % static_cast<size_t>(n)];
+    };
+    for (int k = 0; k < wave; ++k) wave_nominated[static_cast<size_t>(k)] = handle_.NominatedPodsForNode(node_at(k)->name());
+    handle_.parallelizer().Until(wave, [&](int k) {
+      const size_t i = static_cast<size_t>(k);
+      wave_status[i] = SelectVictimsOnNode(state, pod, *node_at(k), wave_nominated[i], &wave_out[i]);
+    });
+    for (int k = 0; k < wave; ++k) {
+      const size_t i = static_cast<size_t>(k);
+      if (wave_status[i].IsSuccess()) {
+        candidates.push_back(std::move(wave_out[i]));
+      } else if (wave_status[i].IsError()) {
+        result.status = wave_status[i];
+        return result;
+      } else {
+        failed++;
+        for (const std::string& r : wave_status[i].reasons()) histogram[r]++;
+      }
+    }
+    evaluated += wave;
+  }
+  if (candidates.empty()) return fail(num_all - failed);
+
+  const int best = PickOne(candidates);
+  const Candidate& chosen = candidates[static_cast<size_t>(best)];
+  framework::ClusterWriter& writer = handle_.Writer();
+  for (const PodInfoPtr& v : chosen.victims) {
+    absl::Status st = writer.DeletePodForPreemption(v->p(), pod.p(), chosen.node);
+    if (!st.ok()) {
+      result.status = Status::FromAbsl(st);
+      return result;
+    }
+    framework::EventRecord ev;
+    ev.regarding_kind = "Pod";
+    ev.namespace_ = v->p().meta.namespace_.str();
+    ev.name = v->p().meta.name;
+    ev.uid = v->uid();
+    ev.type = "Normal";
+    ev.reason = "Preempted";
+    ev.action = "Preempting";
+    ev.note = gantry::StrCat("Preempted by pod ", pod.uid(), " on node ", chosen.node);
+    ev.reporting_controller = std::string(handle_.SchedulerName());
+    writer.RecordEvent(ev);
+  }
+  // Lower-priority pods nominated to the chosen node lose their nomination.
+  for (const PodInfoPtr& np : handle_.NominatedPodsForNode(chosen.node)) {
+    if (np->uid() == pod.uid() || np->priority >= pod.priority) continue;
+    const std::string empty;
+    framework::PodScheduledCondition cond{"False", "Unschedulable", ""};
+    (void)writer.UpdatePodScheduledCondition(np->p(), cond, &empty);
+  }
+  result.nominated_node_name = chosen.node;
+  result.status = Status();
+  return result;
+}
+
+absl::Status Register(framework::Registry& registry) {
+  return registry.Register(framework::PluginRegistration{
+      std::string(kName),
+      [](api::Decoder& d, api::JsonValue args, framework::FrameworkHandle& handle)
+          -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+        DefaultPreemptionArgs a = DefaultPreemptionArgs::Decode(d, args);
+        if (!d.ok()) return helper::DecoderStatus(d);
+        return std::make_unique<DefaultPreemption>(a, handle);
+      },
+      [](api::Decoder& d, api::JsonValue args) -> nlohmann::json {
+        return DefaultPreemptionArgs::Decode(d, args).ToJson();
+      },
+      std::string(kArgsKind)});
+}
+
+}  // namespace gantry::plugins::default_preemption

@@ -1,0 +1,96 @@
+// DefaultPreemption (PostFilter): when no node fits a pod, look for a node
+// where evicting lower-priority pods would make it fit, pick the best such
+// node by upstream's ordered criteria, delete the victims and nominate the
+// node. Upstream semantics: pkg/scheduler/framework/plugins/defaultpreemption
+// and framework/preemption. Workload-aware (PodGroup) preemption is not here.
+#ifndef GANTRY_PLUGINS_DEFAULT_PREEMPTION_DEFAULT_PREEMPTION_H_
+#define GANTRY_PLUGINS_DEFAULT_PREEMPTION_DEFAULT_PREEMPTION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gantry/handle.h"
+#include "gantry/plugin.h"
+#include "gantry/registry.h"
+#include "nlohmann/json.hpp"
+#include "src/api/decode.h"
+
+namespace gantry::plugins::default_preemption {
+
+inline constexpr std::string_view kName = "DefaultPreemption";
+inline constexpr std::string_view kArgsKind = "DefaultPreemptionArgs";
+
+inline constexpr std::string_view kNotHelpful = "Preemption is not helpful for scheduling";
+inline constexpr std::string_view kNoVictims = "No preemption victims found for incoming pod";
+inline constexpr std::string_view kPolicyNever = "not eligible due to preemptionPolicy=Never.";
+inline constexpr std::string_view kTerminatingVictim =
+    "not eligible due to a terminating pod on the nominated node.";
+
+// DefaultPreemptionArgs: how many candidate nodes the dry run must find
+// before it stops: max(numNodes * percentage / 100, absolute), capped at
+// the number of nodes where preemption might help.
+struct DefaultPreemptionArgs {
+  int64_t min_candidate_nodes_percentage = 10;
+  int64_t min_candidate_nodes_absolute = 100;
+
+  // Decodes JSON (strict fields), defaults absent fields and validates.
+  static DefaultPreemptionArgs Decode(api::Decoder& d, api::JsonValue v);
+  absl::Status Validate() const;
+  void ValidateInto(api::Decoder& d) const;
+  nlohmann::json ToJson() const;
+};
+
+// The victims chosen on one node.
+struct Candidate {
+  std::string node;
+  std::vector<framework::PodInfoPtr> victims;  // most important first
+  int64_t num_pdb_violations = 0;
+};
+
+class DefaultPreemption final : public framework::PostFilterPlugin {
+ public:
+  DefaultPreemption(DefaultPreemptionArgs args, framework::FrameworkHandle& handle)
+      : args_(args), handle_(handle) {}
+  std::string_view Name() const override { return kName; }
+
+  framework::PostFilterResult PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                         const framework::NodeToStatus& filtered) override;
+
+  // ---- Steps, exposed for tests -------------------------------------------
+  // "" when the pod may preempt, else the reason it may not.
+  std::string EligibleToPreemptOthers(const framework::PodInfo& pod,
+                                      const framework::NodeToStatus& filtered) const;
+  // The number of candidates the dry run looks for among `num_nodes` nodes.
+  int NumCandidates(int num_nodes) const;
+  // Victims on `node` (a copy is modified). Success with the candidate, or
+  // the reason the node cannot help.
+  framework::Status SelectVictimsOnNode(const framework::CycleState& state, const framework::PodInfo& pod,
+                                        const framework::NodeInfo& node,
+                                        const std::vector<framework::PodInfoPtr>& nominated,
+                                        Candidate* out) const;
+  // Index of the best candidate (upstream pickOneNodeForPreemption); -1 if none.
+  static int PickOne(const std::vector<Candidate>& candidates);
+
+  const DefaultPreemptionArgs& args() const { return args_; }
+
+ private:
+  // Filters `pod` on `node` with the nominated pods of >= priority added
+  // (upstream RunFilterPluginsWithNominatedPods).
+  framework::Status Fits(const framework::CycleState& state, const framework::PodInfo& pod,
+                         const framework::NodeInfo& node,
+                         const std::vector<framework::PodInfoPtr>& nominated) const;
+
+  DefaultPreemptionArgs args_;
+  framework::FrameworkHandle& handle_;
+  std::atomic<uint64_t> offset_{0};  // rotating start of the dry run
+};
+
+absl::Status Register(framework::Registry& registry);
+
+}  // namespace gantry::plugins::default_preemption
+
+#endif  // GANTRY_PLUGINS_DEFAULT_PREEMPTION_DEFAULT_PREEMPTION_H_
