@@ -85,6 +85,24 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery, schedul
          [this](PdbPtr, PdbPtr p) { scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p)); },
          [this](PdbPtr p) { scheduler_.cluster_state().RemovePodDisruptionBudget(p->meta.Key()); }});
   }
+  // PodGroups: native scheduling.k8s.io/v1beta1 and scheduler-plugins
+  // scheduling.x-k8s.io/v1alpha1, each only when served.
+  if (discovery.ServesResource("scheduling.k8s.io/v1beta1", "podgroups")) {
+    using P = std::shared_ptr<const api::PodGroup>;
+    Add<api::PodGroup>("podgroups", "/apis/scheduling.k8s.io/v1beta1/podgroups", "", "PodGroup",
+                       &api::DecodePodGroup,
+                       {[this](P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
+                        [this](P, P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
+                        [this](P o) { scheduler_.OnPodGroupDelete(o->meta.Key()); }});
+  }
+  if (discovery.ServesResource("scheduling.x-k8s.io/v1alpha1", "podgroups")) {
+    using P = std::shared_ptr<const api::CoschedulingPodGroup>;
+    Add<api::CoschedulingPodGroup>("coschedulingpodgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "",
+                                   "PodGroup.scheduling.x-k8s.io", &api::DecodeCoschedulingPodGroup,
+                                   {[this](P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
+                                    [this](P, P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
+                                    [this](P o) { scheduler_.OnPodGroupDelete(o->meta.Key()); }});
+  }
   // Dynamic Resource Allocation (resource.k8s.io/v1), each only when served.
   const std::string dra = "resource.k8s.io/v1";
   auto serves = [&](const char* r) { return discovery.ServesResource(dra, r); };

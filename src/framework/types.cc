@@ -1,12 +1,31 @@
 // Implementation of the plugin-facing value types in include/gantry/.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
+#include "gantry/clock.h"
 #include "gantry/events.h"
 #include "gantry/registry.h"
 #include "gantry/status.h"
 #include "gantry/types.h"
 #include "gantry/util/strings.h"
+
+namespace gantry {
+
+// ---- Clock ----------------------------------------------------------------
+
+int64_t RealClock::NowMicros() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+RealClock& RealClock::Get() {
+  static RealClock* clock = new RealClock();
+  return *clock;
+}
+
+}  // namespace gantry
 
 namespace gantry::framework {
 

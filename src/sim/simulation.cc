@@ -178,27 +178,9 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
                           state::PriorityClassInfo{pc.value, pc.global_default, pc.preemption_policy});
   }
   for (const api::Node& node : objects.nodes) sched.OnNodeAdd(std::make_shared<const api::Node>(node));
-  for (const api::PodGroup& g : objects.pod_groups) {
-    state::GroupInfo info;
-    info.key = g.meta.Key();
-    info.native = true;
-    info.gang = g.spec.scheduling_policy.IsGang();
-    info.min_count = info.gang ? g.spec.scheduling_policy.min_count : 1;
-    if (!g.spec.scheduling_constraints.topology.empty()) {
-      info.topology_key = g.spec.scheduling_constraints.topology.front().key;
-    }
-    info.priority = g.spec.priority;
-    info.priority_class_name = g.spec.priority_class_name;
-    info.disruption_all = g.spec.disruption_mode == api::DisruptionMode::kAll;
-    sched.OnPodGroup(std::move(info));
-  }
+  for (const api::PodGroup& g : objects.pod_groups) sched.OnPodGroup(state::GroupInfoFrom(g));
   for (const api::CoschedulingPodGroup& g : objects.coscheduling_pod_groups) {
-    state::GroupInfo info;
-    info.key = g.meta.Key();
-    info.native = false;
-    info.gang = g.spec.min_member > 1;
-    info.min_count = std::max(1, g.spec.min_member);
-    sched.OnPodGroup(std::move(info));
+    sched.OnPodGroup(state::GroupInfoFrom(g));
   }
   // DRA objects (before pods, as an informer sync would deliver them).
   for (const api::DeviceClass& c : objects.device_classes) {

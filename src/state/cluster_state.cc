@@ -17,6 +17,30 @@ std::string GroupKeyOf(const api::Pod& pod) {
   return "";
 }
 
+GroupInfo GroupInfoFrom(const api::PodGroup& g) {
+  GroupInfo info;
+  info.key = g.meta.Key();
+  info.native = true;
+  info.gang = g.spec.scheduling_policy.IsGang();
+  info.min_count = info.gang ? g.spec.scheduling_policy.min_count : 1;
+  if (!g.spec.scheduling_constraints.topology.empty()) {
+    info.topology_key = g.spec.scheduling_constraints.topology.front().key;
+  }
+  info.priority = g.spec.priority;
+  info.priority_class_name = g.spec.priority_class_name;
+  info.disruption_all = g.spec.disruption_mode == api::DisruptionMode::kAll;
+  return info;
+}
+
+GroupInfo GroupInfoFrom(const api::CoschedulingPodGroup& g) {
+  GroupInfo info;
+  info.key = g.meta.Key();
+  info.native = false;
+  info.gang = g.spec.min_member > 1;
+  info.min_count = std::max(1, g.spec.min_member);
+  return info;
+}
+
 void ClusterState::SetGroup(GroupInfo group) {
   absl::MutexLock lock(&mu_);
   std::string key = group.key;

@@ -35,6 +35,7 @@
 #include "gantry/types.h"
 #include "src/api/node.h"
 #include "src/api/pod.h"
+#include "src/api/workload.h"
 #include "src/state/snapshot.h"
 
 namespace gantry::state {
@@ -61,6 +62,9 @@ struct GroupInfo {
 
 // "namespace/name" of the group `pod` belongs to, or "" when none.
 std::string GroupKeyOf(const api::Pod& pod);
+// The scheduler's view of either PodGroup API object.
+GroupInfo GroupInfoFrom(const api::PodGroup& group);
+GroupInfo GroupInfoFrom(const api::CoschedulingPodGroup& group);
 
 class ClusterState {
  public:
