@@ -13,6 +13,7 @@ namespace gantry::cmd {
 using RunFn = std::function<int()>;
 
 void RegisterSimulate(CLI::App& app, RunFn* run);
+void RegisterSelector(CLI::App& app, RunFn* run);
 
 // The top-level kube-scheduler-compatible flags (run_cmd.cc). Sets `*run`
 // at once: main calls it when no subcommand was chosen.

@@ -1,6 +1,7 @@
 // The gantry binary: wiring only. See docs/ and `gantry --help`.
 //   gantry --config FILE [flags]   run the scheduler (kube-scheduler compatible)
 //   gantry simulate ...            schedule a snapshot offline
+//   gantry selector eval ...       test DRA device selectors
 #include "CLI/CLI.hpp"
 #include "src/main/commands.h"
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   gantry::cmd::RegisterRun(app, &live);
   gantry::cmd::RunFn run;
   gantry::cmd::RegisterSimulate(app, &run);
+  gantry::cmd::RegisterSelector(app, &run);
   if (int code = gantry::cmd::ParseCommandLine(app, argc, argv); code >= 0) return code;
   return run ? run() : live();
 }
