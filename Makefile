@@ -3,6 +3,9 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+# Let ccache share objects between checkouts in different folders (CI clones).
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
 
 .PHONY: all deps configure build test unit-test demo dev-cluster dev-cluster-down format clean
 

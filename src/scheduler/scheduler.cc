@@ -221,6 +221,22 @@ bool Scheduler::ScheduleOne(bool blocking) {
     return true;
   }
 
+  if (!pod.p().pvc_names.empty()) {
+    // Without the volume plugins Gantry cannot tell whether the claims are
+    // bound or where their volumes live, so such a pod is never bound blindly.
+    std::string claims;
+    for (const std::string& c : pod.p().pvc_names) claims += (claims.empty() ? "" : ", ") + c;
+    framework::FitError fit;
+    fit.num_all_nodes = static_cast<int>(state_.NodeCount());
+    fit.diagnosis.pre_filter_msg = gantry::StrCat(
+        "pod has PersistentVolumeClaim volumes (", claims,
+        ") and volume binding is not supported by this build of Gantry (VolumeBinding is not built in)");
+    fit.diagnosis.unschedulable_plugins.insert("VolumeBinding");
+    HandleFailure(fw, std::move(qpi),
+                  Status(Code::kUnschedulableAndUnresolvable, fit.diagnosis.pre_filter_msg).WithPlugin("VolumeBinding"),
+                  &fit, "", MonotonicMicros() - start, cycle);
+    return true;
+  }
   if (std::string group_key = state::GroupKeyOf(pod.p()); !group_key.empty()) {
     RunGroupCycle(std::move(qpi), group_key, state_.FindGroup(group_key), fw, cycle, start);
     return true;

@@ -131,5 +131,18 @@ TEST_F(SchedulerTest, ExistingLoadCounts) {
   EXPECT_EQ(writer_.events.back().note, "0/1 nodes are available: 1 Insufficient cpu.");
 }
 
+TEST_F(SchedulerTest, PodsWithVolumeClaimsAreNeverBoundBlindly) {
+  AddNode("a", 1000);
+  api::Pod pod = SimplePod("db", 100, 0);
+  pod.pvc_names = {"data"};
+  sched_.OnPodAdd(std::make_shared<const api::Pod>(pod));
+  Drain();
+  EXPECT_TRUE(writer_.bindings.empty());
+  ASSERT_FALSE(writer_.events.empty());
+  EXPECT_EQ(writer_.events.back().note,
+            "0/1 nodes are available: pod has PersistentVolumeClaim volumes (data) and volume binding is not "
+            "supported by this build of Gantry (VolumeBinding is not built in).");
+}
+
 }  // namespace
 }  // namespace gantry::scheduler
