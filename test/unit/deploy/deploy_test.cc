@@ -93,7 +93,10 @@ std::vector<YAML::Node> LoadDocs(const fs::path& p) {
 std::vector<YAML::Node> AllObjects() {
   std::vector<YAML::Node> out;
   for (const auto& e : fs::directory_iterator(kDeploy)) {
-    if (e.path().extension() != ".yaml" || e.path().filename() == "kustomization.yaml") continue;
+    if (e.path().extension() != ".yaml" || e.path().filename() == "kustomization.yaml" ||
+        e.path().filename() == "config.yaml") {
+      continue;
+    }
     for (const YAML::Node& d : LoadDocs(e.path())) out.push_back(d);
   }
   return out;
@@ -144,7 +147,7 @@ TEST(DeployTest, EveryManifestParsesAndHasKindAndName) {
     for (const YAML::Node& d : docs) {
       EXPECT_TRUE(d["apiVersion"].IsScalar()) << e.path();
       EXPECT_TRUE(d["kind"].IsScalar()) << e.path();
-      if (e.path().filename() != "kustomization.yaml") {
+      if (e.path().filename() != "kustomization.yaml" && e.path().filename() != "config.yaml") {
         EXPECT_TRUE(d["metadata"]["name"].IsScalar()) << e.path();
       }
     }
@@ -162,10 +165,14 @@ TEST(DeployTest, KustomizationListsEveryManifest) {
   }
   for (const auto& e : fs::directory_iterator(kDeploy)) {
     std::string f = e.path().filename().string();
-    if (e.path().extension() == ".yaml" && f != "kustomization.yaml") {
+    if (e.path().extension() == ".yaml" && f != "kustomization.yaml" && f != "config.yaml") {
       EXPECT_TRUE(listed.count(f)) << f << " is not in kustomization.yaml";
     }
   }
+  // The configuration becomes the ConfigMap the Deployment mounts.
+  ASSERT_EQ(k["configMapGenerator"].size(), 1u);
+  EXPECT_EQ(k["configMapGenerator"][0]["name"].as<std::string>(), "gantry-scheduler-config");
+  EXPECT_EQ(k["configMapGenerator"][0]["files"][0].as<std::string>(), "config.yaml");
 }
 
 TEST(DeployTest, ClusterRoleGrantsExactlyWhatTheCodeUses) {
@@ -213,14 +220,10 @@ TEST(DeployTest, BindingsPointAtTheRolesAndTheServiceAccount) {
   EXPECT_EQ(bindings, 2);
 }
 
-TEST(DeployTest, ConfigMapHoldsAValidConfiguration) {
-  std::vector<YAML::Node> objs = AllObjects();
-  const YAML::Node* cm = Find(objs, "ConfigMap", "gantry-scheduler-config");
-  ASSERT_NE(cm, nullptr);
-  std::string text = (*cm)["data"]["config.yaml"].as<std::string>();
+TEST(DeployTest, ConfigFileIsAValidConfiguration) {
   framework::Registry registry;
   ASSERT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
-  absl::StatusOr<config::Configuration> cfg = config::LoadConfigText(text, "configmap config.yaml", registry);
+  absl::StatusOr<config::Configuration> cfg = config::LoadConfigFile((kDeploy / "config.yaml").string(), registry);
   ASSERT_TRUE(cfg.ok()) << cfg.status();
   ASSERT_EQ(cfg->profiles.size(), 1u);
   EXPECT_EQ(cfg->profiles[0].scheduler_name, "gantry-scheduler");
