@@ -1,5 +1,6 @@
 #include "src/client/live.h"
 
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include "absl/time/time.h"
 #include "gantry/clock.h"
 #include "gantry/util/strings.h"
+#include "src/server/scheduler_metrics.h"
 #include "spdlog/spdlog.h"
 #include "src/client/api_writer.h"
 #include "src/client/discovery.h"
@@ -98,6 +100,9 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
       scheduler::BuildScheduler(cfg, registry, state, writer, clock, seed, opts.binding_workers);
   if (!bundle.ok()) return bundle.status();
   scheduler::Scheduler& sched = *bundle->scheduler;
+  // Scheduling-attempt and queue metrics for /metrics; destroyed before the scheduler.
+  std::unique_ptr<server::AttachedSchedulerMetrics> metrics =
+      server::AttachSchedulerMetrics(sched, server::GlobalMetrics());
 
   EventSource source(**client, *discovery, sched);
   {
