@@ -1,6 +1,5 @@
 #include "src/client/live.h"
 
-
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
