@@ -106,10 +106,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
   auto fail_all = [&](const std::string& message, const std::string& domain, int32_t placed, int32_t min) {
     const int64_t duration = NowMicros() - start_micros;
     for (framework::QueuedPodInfo& m : members) FailGroupMember(fw, std::move(m), message, duration, cycle);
-    if (observer_ != nullptr) {
-      std::lock_guard<std::mutex> lock(observer_mu_);
-      observer_->OnGroup(GroupOutcome{key, false, placed, min, domain, message});
-    }
+    NotifyGroup(GroupOutcome{key, false, placed, min, domain, message});
   };
 
   if (!group) {
@@ -291,10 +288,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     }
     StartBinding(BindTask{std::move(members[i]), fw, std::move(mt.state), mt.node, duration});
   }
-  if (observer_ != nullptr) {
-    std::lock_guard<std::mutex> lock(observer_mu_);
-    observer_->OnGroup(GroupOutcome{key, true, placed, min_count, best->domain, ""});
-  }
+  NotifyGroup(GroupOutcome{key, true, placed, min_count, best->domain, ""});
 }
 
 }  // namespace gantry::scheduler

@@ -200,9 +200,13 @@ void Scheduler::OnPodGroupDelete(std::string_view key) { state_.RemoveGroup(key)
 // ---- The loop -----------------------------------------------------------------
 
 void Scheduler::Notify(const AttemptOutcome& outcome) {
-  if (observer_ == nullptr) return;
   std::lock_guard<std::mutex> lock(observer_mu_);
-  observer_->OnAttempt(outcome);
+  if (observer_ != nullptr) observer_->OnAttempt(outcome);
+}
+
+void Scheduler::NotifyGroup(const GroupOutcome& outcome) {
+  std::lock_guard<std::mutex> lock(observer_mu_);
+  if (observer_ != nullptr) observer_->OnGroup(outcome);
 }
 
 bool Scheduler::ScheduleOne(bool blocking) {

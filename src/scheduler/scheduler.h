@@ -121,7 +121,11 @@ class Scheduler {
   bool Serves(std::string_view scheduler_name) const;
   queue::SchedulingQueue& queue() { return *queue_; }
   state::ClusterState& cluster_state() { return state_; }
-  void SetObserver(AttemptObserver* observer) { observer_ = observer; }
+  // Thread-safe; the observer is called under a lock, one outcome at a time.
+  void SetObserver(AttemptObserver* observer) {
+    std::lock_guard<std::mutex> lock(observer_mu_);
+    observer_ = observer;
+  }
   framework::Framework* Profile(std::string_view scheduler_name) const;
   const std::vector<std::unique_ptr<framework::Framework>>& profiles() const { return profiles_; }
 
@@ -148,6 +152,7 @@ class Scheduler {
                      const framework::Status& status, const framework::FitError* fit_error,
                      const std::string& nominated_node, int64_t duration_micros, int64_t cycle);
   void Notify(const AttemptOutcome& outcome);
+  void NotifyGroup(const GroupOutcome& outcome);
   void BindingWorker();
 
   state::ClusterState& state_;
@@ -159,7 +164,7 @@ class Scheduler {
   std::unique_ptr<queue::SchedulingQueue> queue_;
   state::Snapshot snapshot_;
   std::unique_ptr<framework::PodScheduler> algorithm_;
-  AttemptObserver* observer_ = nullptr;
+  AttemptObserver* observer_ = nullptr;  // guarded by observer_mu_
   // Group key -> scheduler names of members served by another scheduler
   // (those pods are never touched; the group is rejected as mixed).
   std::mutex foreign_mu_;
