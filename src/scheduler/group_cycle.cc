@@ -70,22 +70,10 @@ int64_t TightnessScore(const std::vector<framework::NodeInfo*>& nodes,
 
 void Scheduler::FailGroupMember(framework::Framework* fw, framework::QueuedPodInfo qpi,
                                 const std::string& message, int64_t duration_micros, int64_t cycle) {
-  const framework::PodInfo& pod = *qpi.pod_info;
-  qpi.unschedulable_plugins.clear();
-  qpi.pending_plugins.clear();
-  // A group waits for any cluster change (members arriving, capacity freed).
-  qpi.unschedulable_plugins.insert("GangScheduling");
-  writer_.RecordEvent(framework::EventRecord{
-      "Pod", std::string(pod.p().meta.namespace_.view()), pod.p().meta.name, pod.uid(), "Warning",
-      "FailedScheduling", "Scheduling", message.size() > 1024 ? message.substr(0, 1020) + " ..." : message,
-      std::string(fw->SchedulerName())});
-  (void)writer_.UpdatePodScheduledCondition(pod.p(), {"False", "Unschedulable", message}, nullptr);
-  AttemptOutcome outcome{qpi.pod_info, std::string(fw->SchedulerName()), "unschedulable", "", message,
-                         duration_micros, ""};
-  const std::string uid = pod.uid();
-  (void)queue_->AddUnschedulableIfNotPresent(std::move(qpi), cycle);
-  queue_->Done(uid);
-  Notify(outcome);
+  // A group waits for any cluster change (members arriving, capacity freed):
+  // "GangScheduling" registers no events, so the queue wakes it on all.
+  HandleFailure(fw, std::move(qpi), Status(framework::Code::kUnschedulable, message).WithPlugin("GangScheduling"),
+                nullptr, "", duration_micros, cycle);
 }
 
 void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string& key,
