@@ -14,6 +14,8 @@ using RunFn = std::function<int()>;
 
 void RegisterSimulate(CLI::App& app, RunFn* run);
 void RegisterSelector(CLI::App& app, RunFn* run);
+// Admin commands (snapshot_cmd.cc and friends).
+void RegisterSnapshot(CLI::App& app, RunFn* run);
 
 // The top-level kube-scheduler-compatible flags (run_cmd.cc). Sets `*run`
 // at once: main calls it when no subcommand was chosen.

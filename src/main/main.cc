@@ -2,6 +2,7 @@
 //   gantry --config FILE [flags]   run the scheduler (kube-scheduler compatible)
 //   gantry simulate ...            schedule a snapshot offline
 //   gantry selector eval ...       test DRA device selectors
+//   gantry snapshot convert ...    convert snapshots (.pb, YAML, JSON)
 #include "CLI/CLI.hpp"
 #include "src/main/commands.h"
 
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   gantry::cmd::RunFn run;
   gantry::cmd::RegisterSimulate(app, &run);
   gantry::cmd::RegisterSelector(app, &run);
+  gantry::cmd::RegisterSnapshot(app, &run);
   if (int code = gantry::cmd::ParseCommandLine(app, argc, argv); code >= 0) return code;
   return run ? run() : live();
 }

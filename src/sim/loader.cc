@@ -39,7 +39,7 @@ std::string_view StringField(api::JsonValue v, const char* key) {
 template <typename Resolver>
 absl::Status DecodeValue(std::string_view source, api::JsonValue root,
                          const std::vector<api::PathSegment>& prefix, Resolver&& resolve,
-                         api::ObjectSet* out, LoadStats* stats) {
+                         api::ObjectSet* out, LoadStats* stats, std::vector<RawObject>* raw) {
   auto decode_one = [&](api::JsonValue obj, const std::vector<api::PathSegment>& path,
                         std::string_view default_api_version,
                         std::string_view default_kind) -> absl::Status {
@@ -66,6 +66,11 @@ absl::Status DecodeValue(std::string_view source, api::JsonValue root,
       return absl::InvalidArgumentError(FormatError(source, *err, resolve, path));
     }
     stats->objects++;
+    if (raw != nullptr) {
+      absl::StatusOr<RawObject> r = MakeRawObject(source, simdjson::minify(obj), api_version, kind);
+      if (!r.ok()) return r.status();
+      raw->push_back(std::move(*r));
+    }
     return absl::OkStatus();
   };
 
@@ -108,7 +113,7 @@ absl::Status DecodeValue(std::string_view source, api::JsonValue root,
 }
 
 absl::Status LoadJson(std::string_view source, std::string_view text, api::ObjectSet* out,
-                      LoadStats* stats) {
+                      LoadStats* stats, std::vector<RawObject>* raw) {
   simdjson::dom::parser parser;
   simdjson::padded_string padded(text);
   api::JsonValue root;
@@ -130,11 +135,11 @@ absl::Status LoadJson(std::string_view source, std::string_view text, api::Objec
   auto resolve = [&](const std::vector<api::PathSegment>& path) {
     return api::ResolveJsonPosition(text, path);
   };
-  return DecodeValue(source, root, {}, resolve, out, stats);
+  return DecodeValue(source, root, {}, resolve, out, stats, raw);
 }
 
 absl::Status LoadYaml(std::string_view source, std::string_view text, api::ObjectSet* out,
-                      LoadStats* stats) {
+                      LoadStats* stats, std::vector<RawObject>* raw) {
   auto docs = api::ParseYamlDocuments(text);
   if (!docs.ok()) {
     return absl::InvalidArgumentError(gantry::StrCat(source, ":", AsStd(docs.status().message())));
@@ -148,7 +153,7 @@ absl::Status LoadYaml(std::string_view source, std::string_view text, api::Objec
                                                 simdjson::error_message(err)));
     }
     auto resolve = [&](const std::vector<api::PathSegment>& path) { return doc.Resolve(path); };
-    if (auto st = DecodeValue(source, root, {}, resolve, out, stats); !st.ok()) return st;
+    if (auto st = DecodeValue(source, root, {}, resolve, out, stats, raw); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -166,12 +171,47 @@ bool LooksLikeJson(std::string_view path, std::string_view text) {
 }  // namespace
 
 absl::Status LoadClusterText(std::string_view source_name, std::string_view text, bool is_json,
-                             api::ObjectSet* out, LoadStats* stats) {
+                             api::ObjectSet* out, LoadStats* stats, std::vector<RawObject>* raw) {
   stats->bytes += static_cast<int64_t>(text.size());
-  return is_json ? LoadJson(source_name, text, out, stats) : LoadYaml(source_name, text, out, stats);
+  return is_json ? LoadJson(source_name, text, out, stats, raw) : LoadYaml(source_name, text, out, stats, raw);
 }
 
-absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadStats* stats) {
+absl::Status LoadClusterProto(std::string_view source_name, std::string_view bytes, api::ObjectSet* out,
+                              LoadStats* stats, std::vector<RawObject>* raw) {
+  stats->bytes += static_cast<int64_t>(bytes.size());
+  simdjson::dom::parser parser;
+  auto on_object = [&](const gantry::snapshot::v1::Object& obj, int64_t index) -> absl::Status {
+    auto where = [&] {
+      return gantry::StrCat(source_name, ": object ", index, " (", obj.kind(), " ",
+                            obj.namespace_().empty() ? "" : obj.namespace_() + "/", obj.name(), ")");
+    };
+    if (obj.kind().empty()) return absl::InvalidArgumentError(gantry::StrCat(where(), ": kind: Required value"));
+    api::Kind k = api::KindFromTypeMeta(obj.api_version(), obj.kind());
+    if (k == api::Kind::kUnknown) {
+      stats->skipped_kinds[gantry::StrCat(obj.api_version(), " ", obj.kind())]++;
+      return absl::OkStatus();
+    }
+    api::JsonValue root;
+    if (auto err = parser.parse(obj.json().data(), obj.json().size()).get(root); err != simdjson::SUCCESS) {
+      return absl::InvalidArgumentError(gantry::StrCat(where(), ": json: invalid JSON: ", simdjson::error_message(err)));
+    }
+    if (!root.is_object()) {
+      return absl::InvalidArgumentError(gantry::StrCat(where(), ": json: expected an object, got ", api::JsonTypeName(root)));
+    }
+    api::Decoder d(obj.kind());
+    api::DecodeInto(k, d, root, out);
+    if (auto err = d.TakeError(root)) return absl::InvalidArgumentError(gantry::StrCat(source_name, ": object ", index, ": ", err->ToString()));
+    stats->objects++;
+    if (raw != nullptr) {
+      raw->push_back(RawObject{obj.api_version(), obj.kind(), obj.namespace_(), obj.name(), obj.json()});
+    }
+    return absl::OkStatus();
+  };
+  return ReadSnapshotProto(source_name, bytes, nullptr, on_object);
+}
+
+absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadStats* stats,
+                             std::vector<RawObject>* raw) {
   std::error_code ec;
   fs::path p{std::string(path)};
   fs::file_status st = fs::status(p, ec);
@@ -184,7 +224,7 @@ absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadSta
          it.increment(ec)) {
       if (!it->is_regular_file()) continue;
       std::string ext = it->path().extension().string();
-      if (ext == ".yaml" || ext == ".yml" || ext == ".json") files.push_back(it->path());
+      if (ext == ".yaml" || ext == ".yml" || ext == ".json" || ext == ".pb") files.push_back(it->path());
     }
     if (ec) return absl::UnavailableError(gantry::StrCat(path, ": ", ec.message()));
     std::sort(files.begin(), files.end());
@@ -196,8 +236,13 @@ absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadSta
     if (!in) return absl::UnavailableError(gantry::StrCat(file.string(), ": cannot open file"));
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     stats->files.push_back(file.string());
-    GANTRY_RETURN_IF_ERROR(
-        LoadClusterText(file.string(), text, LooksLikeJson(file.string(), text), out, stats));
+    const std::string name = file.string();
+    const bool text_name = name.ends_with(".json") || name.ends_with(".yaml") || name.ends_with(".yml");
+    if (name.ends_with(".pb") || (!text_name && LooksLikeSnapshotProto(text))) {
+      GANTRY_RETURN_IF_ERROR(LoadClusterProto(name, text, out, stats, raw));
+      continue;
+    }
+    GANTRY_RETURN_IF_ERROR(LoadClusterText(name, text, LooksLikeJson(name, text), out, stats, raw));
   }
   return absl::OkStatus();
 }

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "src/api/objects.h"
+#include "src/sim/snapshot_file.h"
 
 namespace gantry::sim {
 
@@ -26,13 +27,21 @@ struct LoadStats {
 };
 
 // Loads `path` (a file or a directory; directories are walked recursively,
-// files ending in .yaml, .yml or .json, in lexical order) into `out`.
-absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadStats* stats);
+// files ending in .yaml, .yml, .json or .pb, in lexical order) into `out`.
+// `.pb` files are Gantry's binary snapshots (snapshot_file.h); other names
+// are sniffed. When `raw` is set, every decoded object is also appended to
+// it as JSON (skipped kinds are not), for conversion between formats.
+absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadStats* stats,
+                             std::vector<RawObject>* raw = nullptr);
 
 // Loads one in-memory document stream; `source_name` prefixes errors.
 // `is_json` selects the JSON parser; otherwise YAML.
 absl::Status LoadClusterText(std::string_view source_name, std::string_view text, bool is_json,
-                             api::ObjectSet* out, LoadStats* stats);
+                             api::ObjectSet* out, LoadStats* stats, std::vector<RawObject>* raw = nullptr);
+
+// Loads one in-memory .pb snapshot (see snapshot_file.h).
+absl::Status LoadClusterProto(std::string_view source_name, std::string_view bytes, api::ObjectSet* out,
+                              LoadStats* stats, std::vector<RawObject>* raw = nullptr);
 
 }  // namespace gantry::sim
 
