@@ -903,6 +903,14 @@ std::vector<PodInfoPtr> SchedulingQueue::NominatedPodsForNode(std::string_view n
   return out;
 }
 
+std::vector<std::pair<std::string, PodInfoPtr>> SchedulingQueue::Nominations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, PodInfoPtr>> out;
+  out.reserve(nominated_by_uid_.size());
+  for (const auto& [uid, n] : nominated_by_uid_) out.emplace_back(n.node, n.pod);
+  return out;
+}
+
 std::optional<std::string> SchedulingQueue::NominatedNodeFor(std::string_view uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nominated_by_uid_.find(AsAbsl(uid));

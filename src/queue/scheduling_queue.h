@@ -266,6 +266,9 @@ class SchedulingQueue {
   // Latest PodInfos of the pods nominated to `node`, in nomination order.
   std::vector<PodInfoPtr> NominatedPodsForNode(std::string_view node) const;
   std::optional<std::string> NominatedNodeFor(std::string_view uid) const;
+  // Every nomination as (node, latest PodInfo), in no particular order; for
+  // keeping nominated room (src/scheduler/group_preemption.h).
+  std::vector<std::pair<std::string, PodInfoPtr>> Nominations() const;
 
   // ---- Introspection -----------------------------------------------------
 

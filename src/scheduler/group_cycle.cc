@@ -11,6 +11,7 @@
 #include <map>
 
 #include "gantry/util/strings.h"
+#include "src/scheduler/group_preemption.h"
 #include "src/scheduler/scheduler.h"
 
 namespace gantry::scheduler {
@@ -212,19 +213,30 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
 
   std::optional<Trial> best;
   Trial most_placed;
-  for (const auto& [name, nodes] : domains) {
-    Trial t = try_domain(name, nodes);
-    if (t.placed >= need) {
-      if (!best || t.score > best->score) best = std::move(t);
-    } else if (t.placed >= most_placed.placed) {
-      if (most_placed.members.empty() || t.placed > most_placed.placed) most_placed = std::move(t);
+  {
+    // Room nominated to other preemptors of >= priority stays theirs (group_preemption.h).
+    NominatedRoom room(snapshot_, *queue_, members.front().pod_info->priority, [&](const framework::PodInfo& p) {
+      return state::GroupKeyOf(p.p()) == key || state_.NodeOf(p.uid()).has_value();
+    });
+    for (const auto& [name, nodes] : domains) {
+      Trial t = try_domain(name, nodes);
+      if (t.placed >= need) {
+        if (!best || t.score > best->score) best = std::move(t);
+      } else if (t.placed >= most_placed.placed) {
+        if (most_placed.members.empty() || t.placed > most_placed.placed) most_placed = std::move(t);
+      }
     }
   }
 
   if (!best) {
+    // Workload-aware preemption (src/scheduler/group_preemption.cc): on
+    // success it has nominated and requeued the members itself.
+    std::string preemption_note;
+    if (PreemptForGroup(key, *group, members, need, domains, fw, cycle, start_micros, &preemption_note)) return;
     std::string where = most_placed.domain.empty() ? "" : gantry::StrCat(" (best domain ", most_placed.domain, ")");
     fail_all(gantry::StrCat("pod group ", key, ": ", most_placed.placed + already, " of minCount ", min_count,
-                            " members fit", where, "; ", most_placed.first_failure),
+                            " members fit", where, "; ", most_placed.first_failure,
+                            preemption_note.empty() ? "" : " ", preemption_note),
              most_placed.domain, most_placed.placed, min_count);
     return;
   }

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "gantry/util/strings.h"
+#include "src/scheduler/group_preemption.h"
 
 namespace gantry::scheduler {
 namespace {
@@ -251,7 +252,14 @@ bool Scheduler::ScheduleOne(bool blocking) {
   auto cycle_state = std::make_unique<framework::CycleState>();
   framework::ScheduleResult result;
   framework::FitError fit_error;
-  Status st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
+  Status st;
+  {
+    // Room nominated to preemptors of >= priority stays theirs (group_preemption.h).
+    NominatedRoom room(snapshot_, *queue_, pod.priority, [&](const framework::PodInfo& p) {
+      return p.uid() == uid || state_.NodeOf(p.uid()).has_value();
+    });
+    st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
+  }
   if (!st.IsSuccess()) {
     std::string nominated;
     if (st.IsRejected() && fw->HasPostFilterPlugins()) {

@@ -148,6 +148,23 @@ class Scheduler {
   // Fails one member of a group cycle (event, condition, requeue, observer).
   void FailGroupMember(framework::Framework* fw, framework::QueuedPodInfo qpi, const std::string& message,
                        int64_t duration_micros, int64_t cycle);
+  // ---- Workload-aware preemption (src/scheduler/group_preemption.cc) -------
+  using Domains = std::vector<std::pair<std::string, std::vector<framework::NodeInfo*>>>;
+  // Called by the group cycle when no placement reaches quorum. Returns true
+  // when it took the members over (victims evicted or still terminating;
+  // members nominated and requeued); false with `*note` saying why
+  // preemption cannot help (the caller appends it to the failure message).
+  bool PreemptForGroup(const std::string& key, const state::GroupInfo& group,
+                       std::vector<framework::QueuedPodInfo>& members, int32_t need, const Domains& domains,
+                       framework::Framework* fw, int64_t cycle, int64_t start_micros, std::string* note);
+  // A group whose victims were evicted and are still terminating: while any
+  // is left, the group keeps its nominations and starts no new preemption.
+  struct PendingGroupPreemption {
+    std::vector<std::string> waiting_for;                          // victim UIDs
+    std::vector<std::pair<std::string, std::string>> nominations;  // member UID, node
+  };
+  absl::flat_hash_map<std::string, PendingGroupPreemption> pending_group_preemptions_;
+
   void HandleFailure(framework::Framework* fw, framework::QueuedPodInfo qpi,
                      const framework::Status& status, const framework::FitError* fit_error,
                      const std::string& nominated_node, int64_t duration_micros, int64_t cycle);

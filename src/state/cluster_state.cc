@@ -29,6 +29,7 @@ GroupInfo GroupInfoFrom(const api::PodGroup& g) {
   info.priority = g.spec.priority;
   info.priority_class_name = g.spec.priority_class_name;
   info.disruption_all = g.spec.disruption_mode == api::DisruptionMode::kAll;
+  info.preemption_policy = g.spec.preemption_policy;
   return info;
 }
 
@@ -208,7 +209,39 @@ void ClusterState::RemovePriorityClass(api::Symbol name) {
   priority_classes_.erase(name);
 }
 
+std::optional<int32_t> ClusterState::GroupPriorityLocked(const GroupInfo& group) const {
+  if (group.priority) return *group.priority;
+  if (!group.priority_class_name.empty()) {
+    auto it = priority_classes_.find(group.priority_class_name);
+    if (it != priority_classes_.end()) return it->second.value;
+  }
+  return std::nullopt;
+}
+
+std::optional<int32_t> ClusterState::GroupPriority(const GroupInfo& group) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return GroupPriorityLocked(group);
+}
+
+api::PreemptionPolicy ClusterState::GroupPreemptionPolicy(const GroupInfo& group) const {
+  if (group.preemption_policy) return *group.preemption_policy;
+  absl::ReaderMutexLock lock(&mu_);
+  if (!group.priority_class_name.empty()) {
+    auto it = priority_classes_.find(group.priority_class_name);
+    if (it != priority_classes_.end() && it->second.preemption_policy) return *it->second.preemption_policy;
+  }
+  return api::PreemptionPolicy::kPreemptLowerPriority;
+}
+
 int32_t ClusterState::ResolvePriorityLocked(const api::Pod& pod) const {
+  if (!pod.pod_group_name.empty() || !pod.meta.labels.empty()) {
+    if (std::string key = GroupKeyOf(pod); !key.empty()) {
+      auto git = groups_.find(key);
+      if (git != groups_.end()) {
+        if (std::optional<int32_t> p = GroupPriorityLocked(git->second)) return *p;
+      }
+    }
+  }
   if (pod.priority) return *pod.priority;
   if (!pod.priority_class_name.empty()) {
     auto it = priority_classes_.find(pod.priority_class_name);
@@ -227,7 +260,32 @@ int32_t ClusterState::ResolvePriority(const api::Pod& pod) const {
 }
 
 framework::PodInfoPtr ClusterState::MakePodInfo(std::shared_ptr<const api::Pod> pod) const {
-  int32_t prio = ResolvePriority(*pod);
+  int32_t prio = 0;
+  std::optional<api::PreemptionPolicy> class_policy;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    prio = ResolvePriorityLocked(*pod);
+    if (!pod->preemption_policy.has_value()) {
+      // What the Priority admission plugin would have copied from the class.
+      const PriorityClassInfo* pc = nullptr;
+      if (!pod->priority_class_name.empty()) {
+        auto it = priority_classes_.find(pod->priority_class_name);
+        if (it != priority_classes_.end()) pc = &it->second;
+      } else {
+        for (const auto& [name, c] : priority_classes_) {
+          if (c.global_default) pc = &c;
+        }
+      }
+      if (pc != nullptr) class_policy = pc->preemption_policy;
+    }
+  }
+  // Only Never changes behaviour (absent means PreemptLowerPriority), so the
+  // pod is copied only then.
+  if (class_policy == api::PreemptionPolicy::kNever) {
+    auto copy = std::make_shared<api::Pod>(*pod);
+    copy->preemption_policy = class_policy;
+    pod = std::move(copy);
+  }
   return framework::PodInfo::Create(std::move(pod), prio);
 }
 

@@ -58,6 +58,9 @@ struct GroupInfo {
   std::optional<int32_t> priority;
   api::Symbol priority_class_name;
   bool disruption_all = false;
+  // spec.preemptionPolicy (1.37, gate PodGroupPreemptionPolicy): authoritative
+  // for the group as a preemptor; unset falls back to its PriorityClass.
+  std::optional<api::PreemptionPolicy> preemption_policy;
 };
 
 // "namespace/name" of the group `pod` belongs to, or "" when none.
@@ -95,9 +98,22 @@ class ClusterState {
   void RemovePriorityClass(api::Symbol name);
 
   // ---- Used by the scheduler --------------------------------------------
-  // Resolves a pod's priority: spec.priority, else its PriorityClass, else
-  // the global default class, else 0.
+  // Resolves a pod's priority. A member of a known PodGroup that has a
+  // priority (spec.priority, else its priorityClassName) takes the group's
+  // priority, which replaces the members' own (KEP-5710). Otherwise:
+  // spec.priority, else its PriorityClass, else the global default class, else 0.
   int32_t ResolvePriority(const api::Pod& pod) const;
+  // The group's priority (spec.priority, else its PriorityClass), nullopt
+  // when the group names neither (or a class that is not known).
+  std::optional<int32_t> GroupPriority(const GroupInfo& group) const;
+  // The preemption policy the group preempts with: spec.preemptionPolicy,
+  // else its PriorityClass's, else PreemptLowerPriority.
+  api::PreemptionPolicy GroupPreemptionPolicy(const GroupInfo& group) const;
+  // The pod as the scheduler sees it. Emulates the Priority admission
+  // plugin for pods that did not pass through it (offline snapshots): a pod
+  // without spec.preemptionPolicy takes its PriorityClass's (the named one,
+  // else the global default class), so the scheduler can keep reading only
+  // spec.preemptionPolicy, as upstream does.
   framework::PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod) const;
 
   // Places `pod` on `node` in the cache before it is bound (design rule 2).
@@ -132,6 +148,7 @@ class ClusterState {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemovePodLocked(std::string_view uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int32_t ResolvePriorityLocked(const api::Pod& pod) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  std::optional<int32_t> GroupPriorityLocked(const GroupInfo& group) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   framework::NodeInfo* GetOrCreateNodeLocked(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateImagesLocked(const api::Node* old_node, const api::Node* new_node)

@@ -1,0 +1,527 @@
+// Workload-aware preemption for a PodGroup preemptor (KEP-5710) and the
+// nominated-room overlay. See group_preemption.h and docs/preemption.md.
+//
+// Scheduler::PreemptForGroup, for a group whose members do not reach quorum:
+//  1. Eligibility: the group's preemptionPolicy (else its PriorityClass's)
+//     must not be Never. A group whose earlier victims are still terminating
+//     keeps its nominations and starts nothing new (delayed preemption).
+//  2. Victim units over the whole cluster: every bound pod of another group
+//     or none, grouped into units (a disruptionMode `all` group is one unit;
+//     anything else is one pod per unit). A unit is a candidate only when its
+//     priority (the group's, which replaces the members') is below the
+//     preemptor's. Units already terminating are counted as leaving.
+//  3. Per domain (the cluster, or each topology domain): remove every
+//     candidate touching it and place the members; below quorum the domain
+//     is infeasible. Otherwise binary-search the lowest priority level that
+//     suffices, place the members with the units up to it removed, then
+//     reprieve units most important first (PDB-violating ones first) wherever
+//     all their pods still fit in place.
+//  4. The best domain (lowest highest-victim priority, fewest PDB
+//     violations, fewest units, fewest pods, latest start) wins. Only now are
+//     its victims evicted (DisruptionTarget + delete, `Preempted` events);
+//     the members are nominated to their nodes and requeued.
+#include "src/scheduler/group_preemption.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "gantry/util/strings.h"
+#include "src/scheduler/scheduler.h"
+
+namespace gantry::scheduler {
+
+// ---- NominatedRoom ------------------------------------------------------------
+
+NominatedRoom::NominatedRoom(state::Snapshot& snapshot, const queue::SchedulingQueue& queue,
+                             int32_t priority,
+                             const std::function<bool(const framework::PodInfo&)>& skip) {
+  std::vector<std::pair<std::string, framework::PodInfoPtr>> nominations = queue.Nominations();
+  if (nominations.empty()) return;
+  // Deterministic order (the queue's map is unordered).
+  std::sort(nominations.begin(), nominations.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return a.second->uid() < b.second->uid();
+  });
+  for (const auto& [node_name, pod] : nominations) {
+    if (pod->priority < priority || skip(*pod)) continue;
+    framework::NodeInfo* node = snapshot.GetMutable(node_name);
+    if (node == nullptr) continue;
+    bool present = false;
+    for (const framework::PodInfoPtr& p : node->pods()) present |= p->uid() == pod->uid();
+    if (present) continue;
+    node->AddPod(pod);
+    added_.emplace_back(node, pod->uid());
+  }
+}
+
+NominatedRoom::~NominatedRoom() {
+  for (size_t i = added_.size(); i-- > 0;) added_[i].first->RemovePod(added_[i].second);
+}
+
+bool MoreImportantUnit(const VictimUnit& a, const VictimUnit& b) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.whole_group != b.whole_group) return a.whole_group;
+  if (a.pods.size() != b.pods.size()) return a.pods.size() > b.pods.size();
+  if (a.earliest_start != b.earliest_start) return a.earliest_start < b.earliest_start;
+  return a.id < b.id;
+}
+
+namespace {
+
+using framework::Status;
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Members placed on the snapshot by a trial (undone by Unplace).
+struct Placement {
+  std::vector<std::string> nodes;  // per member, "" when not placed
+  std::vector<std::unique_ptr<framework::CycleState>> states;
+  int32_t placed = 0;
+  std::string first_failure;
+};
+
+Placement Place(framework::PodScheduler& algorithm, framework::Framework& fw,
+                state::Snapshot& snapshot, const std::vector<framework::QueuedPodInfo>& members,
+                int32_t need, const std::vector<framework::NodeInfo*>& nodes) {
+  Placement pl;
+  const int32_t total = static_cast<int32_t>(members.size());
+  int32_t failed = 0;
+  for (const framework::QueuedPodInfo& m : members) {
+    pl.states.push_back(std::make_unique<framework::CycleState>());
+    pl.nodes.emplace_back();
+    if (total - failed < need) continue;  // quorum out of reach
+    framework::ScheduleResult result;
+    framework::FitError fit;
+    Status st =
+        algorithm.Schedule(fw, *pl.states.back(), *m.pod_info, snapshot, &result, &fit, &nodes);
+    std::string failure;
+    if (st.IsSuccess()) {
+      framework::NodeInfo* host = snapshot.GetMutable(result.suggested_host);
+      Status rs = fw.RunReservePlugins(*pl.states.back(), *m.pod_info, result.suggested_host);
+      if (rs.IsSuccess() && host != nullptr) {
+        host->AddPod(m.pod_info);
+        pl.nodes.back() = result.suggested_host;
+        pl.placed++;
+        continue;
+      }
+      fw.RunUnreservePlugins(*pl.states.back(), *m.pod_info, result.suggested_host);
+      failure = rs.Message();
+    } else {
+      failure = st.IsRejected() ? fit.Message() : st.Message();
+    }
+    ++failed;
+    if (pl.first_failure.empty()) pl.first_failure = failure;
+  }
+  return pl;
+}
+
+void Unplace(framework::Framework& fw, state::Snapshot& snapshot,
+             const std::vector<framework::QueuedPodInfo>& members, Placement& pl) {
+  for (size_t i = pl.nodes.size(); i-- > 0;) {
+    if (pl.nodes[i].empty()) continue;
+    fw.RunUnreservePlugins(*pl.states[i], *members[i].pod_info, pl.nodes[i]);
+    if (framework::NodeInfo* host = snapshot.GetMutable(pl.nodes[i]))
+      host->RemovePod(members[i].pod_info->uid());
+  }
+}
+
+void RemoveUnit(const VictimUnit& u) {
+  for (const auto& [node, pod] : u.pods) node->RemovePod(pod->uid());
+}
+void RestoreUnit(const VictimUnit& u) {
+  for (const auto& [node, pod] : u.pods) node->AddPod(pod);
+}
+
+// Units whose eviction would violate a PodDisruptionBudget (best effort, as
+// the pod preemption's filterPodsWithPDBViolation), counted in `order`.
+std::vector<bool> PdbViolations(
+    const std::vector<const VictimUnit*>& order,
+    const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs) {
+  std::vector<bool> out(order.size(), false);
+  if (pdbs.empty()) return out;
+  std::vector<int64_t> allowed;
+  for (const auto& pdb : pdbs) allowed.push_back(pdb->status.disruptions_allowed);
+  for (size_t u = 0; u < order.size(); ++u) {
+    for (const auto& [node, info] : order[u]->pods) {
+      const api::Pod& pod = info->p();
+      if (pod.meta.labels.empty() || pod.meta.deletion_micros.has_value()) continue;
+      for (size_t i = 0; i < pdbs.size(); ++i) {
+        const api::PodDisruptionBudget& pdb = *pdbs[i];
+        if (pdb.meta.namespace_ != pod.meta.namespace_) continue;
+        if (!pdb.spec.selector || pdb.spec.selector->Empty() ||
+            !pdb.spec.selector->Matches(pod.meta.labels))
+          continue;
+        bool disrupted = false;
+        for (const auto& [name, t] : pdb.status.disrupted_pods) disrupted |= name == pod.meta.name;
+        if (disrupted) continue;
+        if (--allowed[i] < 0) out[u] = true;
+      }
+    }
+  }
+  return out;
+}
+
+// One domain's answer.
+struct DomainChoice {
+  std::string domain;
+  std::vector<std::string> member_nodes;  // per member
+  std::vector<const VictimUnit*> victims;
+  std::vector<const VictimUnit*> leaving;  // terminating units relied upon
+  int32_t top_priority = std::numeric_limits<int32_t>::min();
+  int64_t pdb_violations = 0;
+  int64_t victim_pods = 0;
+  int64_t latest_start = 0;  // earliest start among the top-priority victims
+
+  // Upstream's pickOneNodeForPreemption criteria, generalised to units.
+  bool BetterThan(const DomainChoice& o) const {
+    if (victims.empty() != o.victims.empty()) return victims.empty();
+    if (pdb_violations != o.pdb_violations) return pdb_violations < o.pdb_violations;
+    if (top_priority != o.top_priority) return top_priority < o.top_priority;
+    if (victims.size() != o.victims.size()) return victims.size() < o.victims.size();
+    if (victim_pods != o.victim_pods) return victim_pods < o.victim_pods;
+    return latest_start > o.latest_start;
+  }
+};
+
+}  // namespace
+
+bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& group,
+                                std::vector<framework::QueuedPodInfo>& members, int32_t need,
+                                const Domains& domains, framework::Framework* fw, int64_t cycle,
+                                int64_t start_micros, std::string* note) {
+  if (!fw->HasPostFilterPlugins()) return false;  // preemption is disabled in this profile
+  if (members.empty() || need <= 0) return false;
+
+  // ---- 1. Eligibility -----------------------------------------------------------
+  api::PreemptionPolicy policy = state_.GroupPreemptionPolicy(group);
+  if (!group.native && !group.preemption_policy) {
+    // scheduler-plugins groups carry no policy: any Never member (1.36 rule) stops it.
+    for (const framework::QueuedPodInfo& m : members) {
+      if (m.pod_info->p().preemption_policy == api::PreemptionPolicy::kNever)
+        policy = api::PreemptionPolicy::kNever;
+    }
+  }
+  if (policy == api::PreemptionPolicy::kNever) {
+    *note = "preemption: not eligible due to preemptionPolicy=Never.";
+    return false;
+  }
+  int32_t priority = std::numeric_limits<int32_t>::min();
+  if (std::optional<int32_t> gp = state_.GroupPriority(group)) {
+    priority = *gp;
+  } else {
+    for (const framework::QueuedPodInfo& m : members)
+      priority = std::max(priority, m.pod_info->priority);
+  }
+
+  auto fail_members = [&](const std::string& message,
+                          const absl::flat_hash_map<std::string, std::string>& nominate,
+                          int32_t placed, const std::string& domain) {
+    const int64_t duration = NowMicros() - start_micros;
+    for (framework::QueuedPodInfo& m : members) {
+      auto it = nominate.find(m.pod_info->uid());
+      if (it == nominate.end()) {
+        FailGroupMember(fw, std::move(m), message, duration, cycle);
+      } else {
+        HandleFailure(fw, std::move(m),
+                      Status(framework::Code::kUnschedulable, message).WithPlugin("GangScheduling"),
+                      nullptr, it->second, duration, cycle);
+      }
+    }
+    NotifyGroup(
+        GroupOutcome{key, false, placed, group.gang ? group.min_count : 1, domain, message});
+  };
+
+  // Delayed preemption in progress: keep the nominations while any victim is left.
+  if (auto pit = pending_group_preemptions_.find(key); pit != pending_group_preemptions_.end()) {
+    int32_t left = 0;
+    for (const std::string& uid : pit->second.waiting_for)
+      left += state_.NodeOf(uid).has_value() ? 1 : 0;
+    if (left > 0) {
+      absl::flat_hash_map<std::string, std::string> nominate(pit->second.nominations.begin(),
+                                                             pit->second.nominations.end());
+      fail_members(
+          gantry::StrCat(
+              "pod group ", key, ": waiting for ", left,
+              " preemption victim(s) to terminate; the members keep their nominated nodes"),
+          nominate, 0, "");
+      return true;
+    }
+    // Every victim is gone and the group still does not fit: start over.
+    pending_group_preemptions_.erase(pit);
+  }
+
+  // Nominated room of other preemptors with >= priority is kept throughout.
+  NominatedRoom room(snapshot_, *queue_, priority, [&](const framework::PodInfo& p) {
+    return state::GroupKeyOf(p.p()) == key || state_.NodeOf(p.uid()).has_value();
+  });
+
+  // ---- 2. Victim units -------------------------------------------------------
+  absl::flat_hash_map<std::string, std::optional<state::GroupInfo>> groups;
+  auto find_group = [&](const std::string& k) -> const state::GroupInfo* {
+    auto [it, inserted] = groups.try_emplace(k);
+    if (inserted) it->second = state_.FindGroup(k);
+    return it->second ? &*it->second : nullptr;
+  };
+  std::vector<VictimUnit> units;
+  absl::flat_hash_map<std::string, size_t> unit_index;
+  absl::flat_hash_set<std::string> members_uids;
+  for (const framework::QueuedPodInfo& m : members) members_uids.insert(m.pod_info->uid());
+  for (framework::NodeInfo* n : snapshot_.NodeInfos()) {
+    for (const framework::PodInfoPtr& p : n->pods()) {
+      if (members_uids.contains(p->uid())) continue;
+      std::string gk = state::GroupKeyOf(p->p());
+      if (gk == key) continue;  // the preemptor's own running members
+      const state::GroupInfo* g = gk.empty() ? nullptr : find_group(gk);
+      int32_t prio = p->priority;
+      if (g != nullptr) {
+        if (std::optional<int32_t> gp = state_.GroupPriority(*g)) prio = *gp;
+      }
+      const bool whole = g != nullptr && g->disruption_all;
+      std::string id = whole ? gk : p->uid();
+      auto [it, inserted] = unit_index.try_emplace(id, units.size());
+      if (inserted) {
+        VictimUnit u;
+        u.id = std::move(id);
+        u.group = gk;
+        u.whole_group = whole;
+        u.priority = prio;
+        u.earliest_start = p->p().start_micros;
+        units.push_back(std::move(u));
+      }
+      VictimUnit& u = units[it->second];
+      u.priority = std::max(u.priority, prio);
+      u.earliest_start = std::min(u.earliest_start, p->p().start_micros);
+      u.pods.emplace_back(n, p);
+      if (p->p().meta.deletion_micros.has_value()) u.terminating++;
+    }
+  }
+  // Candidates: strictly lower priority. An `all` unit with any member of
+  // >= priority is not a candidate at all (never evicted in part).
+  std::vector<const VictimUnit*> candidates;
+  for (const VictimUnit& u : units) {
+    if (u.priority < priority) candidates.push_back(&u);
+  }
+
+  // ---- 3. Per domain -----------------------------------------------------------
+  std::optional<DomainChoice> best;
+  std::string first_failure;
+  int32_t most_placed = 0;
+  for (const auto& [domain_name, nodes] : domains) {
+    absl::flat_hash_set<const framework::NodeInfo*> in_domain(nodes.begin(), nodes.end());
+    std::vector<const VictimUnit*> relevant;  // candidates with a pod in the domain
+    std::vector<const VictimUnit*> leaving;
+    std::vector<int32_t> levels;
+    for (const VictimUnit* u : candidates) {
+      bool touches = false;
+      for (const auto& [node, pod] : u->pods) touches |= in_domain.contains(node);
+      if (!touches) continue;
+      if (u->Leaving()) {
+        leaving.push_back(u);
+      } else {
+        relevant.push_back(u);
+        levels.push_back(u->priority);
+      }
+    }
+    if (relevant.empty() && leaving.empty()) continue;  // nothing lower-priority here
+    std::sort(levels.begin(), levels.end());
+    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+    // Only terminating pods: the level below every priority removes just them.
+    if (levels.empty()) levels.push_back(std::numeric_limits<int32_t>::min());
+
+    // Removes leaving units and the units up to `level`, places, and (when
+    // `keep` is false) restores everything. Returns the placement.
+    auto trial = [&](int32_t level, bool keep, std::vector<const VictimUnit*>* removed) {
+      removed->clear();
+      for (const VictimUnit* u : leaving) {
+        RemoveUnit(*u);
+        removed->push_back(u);
+      }
+      for (const VictimUnit* u : relevant) {
+        if (u->priority <= level) {
+          RemoveUnit(*u);
+          removed->push_back(u);
+        }
+      }
+      Placement pl = Place(*algorithm_, *fw, snapshot_, members, need, nodes);
+      if (!keep) {
+        Unplace(*fw, snapshot_, members, pl);
+        for (const VictimUnit* u : *removed) RestoreUnit(*u);
+      }
+      return pl;
+    };
+    std::vector<const VictimUnit*> removed;
+    {
+      Placement all = trial(levels.back(), false, &removed);
+      if (all.placed < need) {
+        if (all.placed >= most_placed) {
+          most_placed = all.placed;
+          first_failure = all.first_failure;
+        }
+        continue;  // infeasible even with every lower-priority unit gone
+      }
+    }
+    // Lowest sufficient level (feasibility is monotone in the level).
+    size_t lo = 0, hi = levels.size() - 1;
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      Placement pl = trial(levels[mid], false, &removed);
+      if (pl.placed >= need) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    // Assume the preemptor with the units up to that level removed, then
+    // reprieve units, most important first, wherever they still fit in place.
+    Placement pl = trial(levels[lo], true, &removed);
+    if (pl.placed < need) {  // cannot happen if placement were deterministic; be safe
+      Unplace(*fw, snapshot_, members, pl);
+      for (const VictimUnit* u : removed) RestoreUnit(*u);
+      continue;
+    }
+    std::vector<const VictimUnit*> order;
+    for (const VictimUnit* u : removed) {
+      if (!u->Leaving()) order.push_back(u);
+    }
+    std::sort(order.begin(), order.end(),
+              [](const VictimUnit* a, const VictimUnit* b) { return MoreImportantUnit(*a, *b); });
+    {  // PDB-violating units are reprieved first (they stay sorted within each part).
+      const std::vector<bool> violating = PdbViolations(order, snapshot_.PodDisruptionBudgets());
+      std::vector<const VictimUnit*> first, rest;
+      for (size_t i = 0; i < order.size(); ++i) (violating[i] ? first : rest).push_back(order[i]);
+      first.insert(first.end(), rest.begin(), rest.end());
+      order.swap(first);
+    }
+    DomainChoice choice;
+    choice.domain = domain_name;
+    choice.member_nodes = pl.nodes;
+    choice.leaving = leaving;
+    std::vector<const VictimUnit*> reprieved;
+    for (const VictimUnit* u : order) {
+      std::vector<std::pair<framework::NodeInfo*, std::string>> back;
+      bool fits = true;
+      for (const auto& [node, pod] : u->pods) {
+        framework::CycleState st;
+        framework::ScheduleResult result;
+        framework::FitError fit;
+        const std::vector<framework::NodeInfo*> one{node};
+        if (!algorithm_->Schedule(*fw, st, *pod, snapshot_, &result, &fit, &one).IsSuccess()) {
+          fits = false;
+          break;
+        }
+        node->AddPod(pod);
+        back.emplace_back(node, pod->uid());
+      }
+      if (fits) {
+        reprieved.push_back(u);
+        continue;
+      }
+      for (size_t i = back.size(); i-- > 0;) back[i].first->RemovePod(back[i].second);
+      choice.victims.push_back(u);
+    }
+    // Roll back: reprieved units are back already; restore the rest.
+    for (const VictimUnit* u : reprieved) RemoveUnit(*u);
+    Unplace(*fw, snapshot_, members, pl);
+    for (const VictimUnit* u : removed) RestoreUnit(*u);
+
+    const std::vector<bool> victim_violations =
+        PdbViolations(choice.victims, snapshot_.PodDisruptionBudgets());
+    for (size_t i = 0; i < choice.victims.size(); ++i) {
+      const VictimUnit* u = choice.victims[i];
+      choice.pdb_violations += victim_violations[i] ? 1 : 0;
+      choice.top_priority = std::max(choice.top_priority, u->priority);
+      choice.victim_pods += static_cast<int64_t>(u->pods.size()) - u->terminating;
+    }
+    int64_t earliest = std::numeric_limits<int64_t>::max();
+    for (const VictimUnit* u : choice.victims) {
+      if (u->priority == choice.top_priority) earliest = std::min(earliest, u->earliest_start);
+    }
+    choice.latest_start = earliest;
+    if (!best || choice.BetterThan(*best)) best = std::move(choice);
+  }
+
+  if (!best) {
+    *note = candidates.empty()
+                ? "preemption: no lower-priority pods or pod groups to preempt."
+                : gantry::StrCat(
+                      "preemption: the group would not reach quorum even without every "
+                      "lower-priority pod",
+                      first_failure.empty()
+                          ? ""
+                          : gantry::StrCat(" (", most_placed, " placed; ", first_failure, ")"),
+                      ".");
+    return false;
+  }
+
+  // ---- 4. Evict (the whole group is known to fit) and nominate ---------------------
+  const api::Pod& preemptor = members.front().pod_info->p();
+  PendingGroupPreemption pending;
+  absl::flat_hash_set<std::string> victim_nodes;
+  int64_t evicted = 0;
+  for (const VictimUnit* u : best->victims) {
+    for (const auto& [node, pod] : u->pods) {
+      pending.waiting_for.push_back(pod->uid());
+      victim_nodes.insert(std::string(node->name()));
+      if (pod->p().meta.deletion_micros.has_value()) continue;  // already leaving
+      absl::Status st = writer_.DeletePodForPreemption(pod->p(), preemptor, node->name());
+      (void)st;  // the writer logs and counts its own failures
+      ++evicted;
+      writer_.RecordEvent(framework::EventRecord{
+          "Pod", std::string(pod->p().meta.namespace_.view()), pod->p().meta.name, pod->uid(),
+          "Normal", "Preempted", "Preempting",
+          gantry::StrCat("Preempted by pod group ", key, " on node ", node->name()),
+          std::string(fw->SchedulerName())});
+    }
+    if (u->whole_group) {
+      const size_t slash = u->group.find('/');
+      writer_.RecordEvent(framework::EventRecord{
+          "PodGroup", u->group.substr(0, slash), u->group.substr(slash + 1), "", "Normal",
+          "Preempted", "Preempting",
+          gantry::StrCat("Preempted as a whole (disruptionMode all) by pod group ", key),
+          std::string(fw->SchedulerName())});
+    }
+  }
+  for (const VictimUnit* u : best->leaving) {
+    for (const auto& [node, pod] : u->pods) pending.waiting_for.push_back(pod->uid());
+  }
+  absl::flat_hash_map<std::string, std::string> nominate;
+  int32_t placed = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (best->member_nodes[i].empty()) continue;
+    nominate[members[i].pod_info->uid()] = best->member_nodes[i];
+    pending.nominations.emplace_back(members[i].pod_info->uid(), best->member_nodes[i]);
+    ++placed;
+  }
+  // Lower-priority pods nominated to the victims' nodes lose their nomination.
+  for (const auto& [node_name, np] : queue_->Nominations()) {
+    if (np->priority >= priority || !victim_nodes.contains(node_name) ||
+        nominate.contains(np->uid()))
+      continue;
+    const std::string empty;
+    (void)writer_.UpdatePodScheduledCondition(
+        np->p(), framework::PodScheduledCondition{"False", "Unschedulable", ""}, &empty);
+    queue_->DeleteNominatedPodIfExists(np->uid());
+  }
+  const std::string message =
+      best->victims.empty()
+          ? gantry::StrCat("pod group ", key, ": ", placed, " members nominated; waiting for ",
+                           pending.waiting_for.size(), " terminating pod(s) to leave")
+          : gantry::StrCat("pod group ", key, ": preempting ", best->victims.size(),
+                           " victim unit(s) (", evicted, " pods) so that ", placed, " members fit",
+                           best->domain.empty() ? "" : gantry::StrCat(" in ", best->domain),
+                           "; the members are nominated and wait for the victims to terminate");
+  if (!pending.waiting_for.empty()) pending_group_preemptions_[key] = std::move(pending);
+  fail_members(message, nominate, placed, best->domain);
+  return true;
+}
+
+}  // namespace gantry::scheduler

@@ -1,0 +1,487 @@
+// Workload-aware preemption through the real engine offline (default
+// configuration, built-in plugins, the simulator's virtual clock): a table of
+// scenarios, each checked against the safety rules that must always hold,
+// plus the nominated-room overlay on a bare Scheduler.
+#include "src/scheduler/group_preemption.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "plugins/registry/registry.h"
+#include "src/config/config.h"
+#include "src/scheduler/setup.h"
+#include "src/sim/loader.h"
+#include "src/sim/simulation.h"
+
+namespace gantry {
+namespace {
+
+// Builds a cluster as YAML and remembers what the safety checks need.
+struct World {
+  std::string yaml;
+  std::map<std::string, int> priority;                   // pod key -> effective priority
+  std::map<std::string, std::string> all_group;          // pod key -> its `all` group
+  std::map<std::string, std::set<std::string>> members;  // group -> bound pod keys
+  std::map<std::string, int> group_priority;
+  std::set<std::string> all_groups;
+
+  void Node(const std::string& name, int gpus) {
+    std::ostringstream o;
+    o << "apiVersion: v1\nkind: Node\nmetadata: {name: " << name
+      << "}\nstatus:\n  allocatable: {cpu: \"64\", memory: 512Gi, pods: \"110\", nvidia.com/gpu: \""
+      << gpus << "\"}\n---\n";
+    yaml += o.str();
+  }
+  // `priority` nullopt: the group has none (members keep their own).
+  void Group(const std::string& name, int min_count, std::optional<int> priority, bool all,
+             const std::string& policy = "", const std::string& priority_class = "") {
+    std::ostringstream o;
+    o << "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " << name
+      << ", namespace: ml}\nspec:\n  schedulingPolicy:\n    gang: {minCount: " << min_count
+      << "}\n";
+    if (priority) o << "  priority: " << *priority << "\n";
+    if (all) o << "  disruptionMode: {all: {}}\n";
+    if (!policy.empty()) o << "  preemptionPolicy: " << policy << "\n";
+    if (!priority_class.empty()) o << "  priorityClassName: " << priority_class << "\n";
+    yaml += o.str() + "---\n";
+    if (priority) group_priority["ml/" + name] = *priority;
+    if (all) all_groups.insert("ml/" + name);
+  }
+  void PriorityClass(const std::string& name, int value, const std::string& policy) {
+    yaml += "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: " + name +
+            "}\nvalue: " + std::to_string(value) + "\npreemptionPolicy: " + policy + "\n---\n";
+  }
+  // A pod; bound when `node` is set. `gated` adds a scheduling gate.
+  void Pod(const std::string& name, const std::string& node, int gpus, int prio,
+           const std::string& group = "", int grace = 30, bool gated = false, int64_t start = 0) {
+    std::ostringstream o;
+    o << "apiVersion: v1\nkind: Pod\nmetadata: {name: " << name << ", namespace: ml}\nspec:\n"
+      << "  schedulerName: gantry-scheduler\n  priority: " << prio
+      << "\n  terminationGracePeriodSeconds: " << grace << "\n";
+    if (!group.empty()) o << "  schedulingGroup: {podGroupName: " << group << "}\n";
+    if (!node.empty()) o << "  nodeName: " << node << "\n";
+    if (gated) o << "  schedulingGates: [{name: example.com/hold}]\n";
+    o << "  containers:\n  - name: c\n    resources:\n      requests: {cpu: \"1\", memory: 1Gi, "
+         "nvidia.com/gpu: \""
+      << gpus << "\"}\n";
+    if (!node.empty()) {
+      o << "status: {phase: Running";
+      if (start > 0)
+        o << ", startTime: \"2026-01-01T00:00:" << (start < 10 ? "0" : "") << start << "Z\"";
+      o << "}\n";
+    }
+    yaml += o.str() + "---\n";
+    const std::string key = "ml/" + name;
+    int eff = prio;
+    if (!group.empty()) {
+      auto it = group_priority.find("ml/" + group);
+      if (it != group_priority.end()) eff = it->second;
+      if (all_groups.contains("ml/" + group)) all_group[key] = "ml/" + group;
+      if (!node.empty()) members["ml/" + group].insert(key);
+    }
+    priority[key] = eff;
+  }
+};
+
+sim::SimulationResult Simulate(const std::string& yaml) {
+  framework::Registry registry;
+  EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
+  auto cfg = config::DefaultConfig(registry);
+  EXPECT_TRUE(cfg.ok()) << cfg.status();
+  api::ObjectSet objects;
+  sim::LoadStats stats;
+  absl::Status st = sim::LoadClusterText("test.yaml", yaml, false, &objects, &stats);
+  EXPECT_TRUE(st.ok()) << st;
+  FakeClock clock(1'000'000'000);
+  state::ClusterState cluster(clock);
+  sim::InMemoryWriter writer;
+  auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
+  EXPECT_TRUE(bundle.ok()) << bundle.status();
+  return sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
+}
+
+struct Case {
+  std::string name;
+  std::function<World()> build;
+  std::string preemptor;  // group key, e.g. "ml/big"
+  int preemptor_priority = 0;
+  bool want_scheduled = false;
+  int want_evictions = 0;              // exact count (no eviction storms)
+  std::set<std::string> want_evicted;  // exact set when non-empty
+  std::string want_message;            // substring of the group's failure message
+};
+
+class GroupPreemptionTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GroupPreemptionTest, Run) {
+  const Case& c = GetParam();
+  World w = c.build();
+  sim::SimulationResult r = Simulate(w.yaml);
+  const std::string dump = sim::ResultJson(r).dump(1);
+  ASSERT_EQ(r.podgroups.count(c.preemptor), 1u) << dump;
+  EXPECT_EQ(r.podgroups[c.preemptor].scheduled, c.want_scheduled) << dump;
+  EXPECT_EQ(static_cast<int>(r.evictions.size()), c.want_evictions) << dump;
+  std::set<std::string> evicted;
+  for (const auto& e : r.evictions) evicted.insert(e.pod);
+  EXPECT_EQ(evicted.size(), r.evictions.size()) << "a pod evicted twice\n" << dump;
+  if (!c.want_evicted.empty()) {
+    EXPECT_EQ(evicted, c.want_evicted) << dump;
+  }
+  if (!c.want_message.empty()) {
+    EXPECT_NE(r.podgroups[c.preemptor].message.find(c.want_message), std::string::npos)
+        << r.podgroups[c.preemptor].message;
+  }
+
+  // ---- Safety rules, for every case ----
+  for (const auto& e : r.evictions) {
+    ASSERT_TRUE(w.priority.contains(e.pod)) << e.pod;
+    // Never an equal- or higher-priority victim.
+    EXPECT_LT(w.priority[e.pod], c.preemptor_priority) << e.pod;
+    // Evictions name the preemptor group's member.
+    EXPECT_EQ(e.preemptor.rfind(c.preemptor + "-", 0), 0u) << e.preemptor;
+  }
+  // Never part of an `all` group.
+  for (const auto& [group, pods] : w.members) {
+    if (!w.all_groups.contains(group)) continue;
+    size_t n = 0;
+    for (const std::string& p : pods) n += evicted.count(p);
+    EXPECT_TRUE(n == 0 || n == pods.size())
+        << group << ": " << n << " of " << pods.size() << " evicted";
+  }
+  // Never preempt for a group that does not end up scheduled.
+  if (!r.podgroups[c.preemptor].scheduled) {
+    EXPECT_TRUE(r.evictions.empty()) << dump;
+  }
+  // Victims leave only after their grace period of virtual time.
+  if (!r.evictions.empty()) {
+    EXPECT_GE(r.virtual_seconds, 30.0);
+  }
+}
+
+// Three 8-GPU nodes full of 1-GPU prio-0 pods (started in node order).
+World FullOfSingles(int nodes = 3) {
+  World w;
+  for (int n = 0; n < nodes; ++n) {
+    w.Node("n" + std::to_string(n), 8);
+    for (int i = 0; i < 8; ++i)
+      w.Pod("low-" + std::to_string(n) + "-" + std::to_string(i), "n" + std::to_string(n), 1, 0);
+  }
+  return w;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GroupPreemptionTest,
+    ::testing::Values(
+        Case{"GangEvictsExactlyWhatItNeeds",
+             [] {
+               World w = FullOfSingles();
+               w.Group("big", 2, 1000, false);
+               for (int i = 0; i < 2; ++i) w.Pod("big-" + std::to_string(i), "", 4, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             true,
+             8,
+             {},
+             ""},
+        Case{"LowestPriorityLevelFirst",
+             [] {
+               // n0 holds prio-100 pods, n1 prio-10 pods: only the prio-10 level is touched.
+               World w;
+               w.Node("n0", 8);
+               w.Node("n1", 8);
+               for (int i = 0; i < 8; ++i) w.Pod("mid-" + std::to_string(i), "n0", 1, 100);
+               for (int i = 0; i < 8; ++i) w.Pod("lo-" + std::to_string(i), "n1", 1, 10);
+               w.Group("big", 2, 1000, false);
+               for (int i = 0; i < 2; ++i) w.Pod("big-" + std::to_string(i), "", 4, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             true,
+             8,
+             {"ml/lo-0", "ml/lo-1", "ml/lo-2", "ml/lo-3", "ml/lo-4", "ml/lo-5", "ml/lo-6",
+              "ml/lo-7"},
+             ""},
+        Case{"AllGroupIsEvictedWhole",
+             [] {
+               // Each node: 2 members (2 GPUs each) of the `all` group v, plus 4 lone pods.
+               // A member needing a whole node evicts v on every node.
+               World w;
+               w.Group("v", 4, 0, true);
+               for (int n = 0; n < 2; ++n) {
+                 w.Node("n" + std::to_string(n), 8);
+                 for (int i = 0; i < 2; ++i)
+                   w.Pod("v-" + std::to_string(n) + std::to_string(i), "n" + std::to_string(n), 2,
+                         0, "v");
+                 for (int i = 0; i < 4; ++i)
+                   w.Pod("lone-" + std::to_string(n) + std::to_string(i), "n" + std::to_string(n),
+                         1, 0);
+               }
+               w.Group("big", 1, 1000, false);
+               w.Pod("big-0", "", 8, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             true,
+             8,
+             {},
+             ""},
+        Case{"SingleGroupMembersAreIndividualVictims",
+             [] {
+               World w;
+               w.Group("s", 4, 0, false);
+               for (int n = 0; n < 2; ++n) {
+                 w.Node("n" + std::to_string(n), 8);
+                 for (int i = 0; i < 2; ++i)
+                   w.Pod("s-" + std::to_string(n) + std::to_string(i), "n" + std::to_string(n), 4,
+                         0, "s");
+               }
+               w.Group("big", 1, 1000, false);
+               w.Pod("big-0", "", 4, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             true,
+             1,
+             {},
+             ""},
+        Case{"GroupPriorityProtectsItsMembers",
+             [] {
+               // Members have pod priority 0, but their group's 2000 replaces it.
+               World w;
+               w.Group("vip", 2, 2000, false);
+               w.Node("n0", 8);
+               for (int i = 0; i < 2; ++i) w.Pod("vip-" + std::to_string(i), "n0", 4, 0, "vip");
+               w.Group("big", 1, 1000, false);
+               w.Pod("big-0", "", 4, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             false,
+             0,
+             {},
+             "no lower-priority pods or pod groups to preempt"},
+        Case{"GroupPriorityLetsLowPodsPreempt",
+             [] {
+               // The preemptor's members have pod priority 0; the group's 1000 counts.
+               World w = FullOfSingles(1);
+               w.Group("big", 1, 1000, false);
+               w.Pod("big-0", "", 4, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             true,
+             4,
+             {},
+             ""},
+        Case{"AllGroupWithHigherPriorityIsNeverTouched",
+             [] {
+               World w;
+               w.Group("v", 2, 5000, true);
+               w.Node("n0", 8);
+               w.Pod("v-0", "n0", 4, 0, "v");
+               w.Pod("v-1", "n0", 2, 0, "v");
+               w.Pod("lone", "n0", 2, 0);
+               w.Group("big", 1, 1000, false);
+               w.Pod("big-0", "", 8, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             false,
+             0,
+             {},
+             "would not reach quorum even without every lower-priority pod"},
+        Case{"StillWouldNotFit",
+             [] {
+               World w = FullOfSingles(2);
+               w.Group("big", 3, 1000, false);
+               for (int i = 0; i < 3; ++i) w.Pod("big-" + std::to_string(i), "", 8, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             false,
+             0,
+             {},
+             "would not reach quorum"},
+        Case{"PreemptionPolicyNever",
+             [] {
+               World w = FullOfSingles(1);
+               w.Group("big", 1, 1000, false, "Never");
+               w.Pod("big-0", "", 4, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             false,
+             0,
+             {},
+             "not eligible due to preemptionPolicy=Never."},
+        Case{"PreemptionPolicyNeverFromPriorityClass",
+             [] {
+               World w = FullOfSingles(1);
+               w.PriorityClass("polite", 1000, "Never");
+               w.Group("big", 1, std::nullopt, false, "", "polite");
+               w.Pod("big-0", "", 4, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             false,
+             0,
+             {},
+             "not eligible due to preemptionPolicy=Never."},
+        Case{"GatedMemberMeansNoQuorumAndNoEviction",
+             [] {
+               World w = FullOfSingles(1);
+               w.Group("big", 2, 1000, false);
+               w.Pod("big-0", "", 4, 0, "big");
+               w.Pod("big-1", "", 4, 0, "big", 30, /*gated=*/true);
+               return w;
+             },
+             "ml/big",
+             1000,
+             false,
+             0,
+             {},
+             "members exist"},
+        Case{"TopologyDomainWithFewestVictims",
+             [] {
+               // Rack r0 is full of prio-0 pods, rack r1 has 4 free GPUs per node:
+               // the gang (2 x 8 GPUs, one rack) evicts only in r1.
+               World w;
+               for (int n = 0; n < 2; ++n) {
+                 w.yaml += "apiVersion: v1\nkind: Node\nmetadata:\n  name: a" + std::to_string(n) +
+                           "\n  labels: {rack: r0}\nstatus:\n  allocatable: {cpu: \"64\", memory: "
+                           "512Gi, pods: \"110\", "
+                           "nvidia.com/gpu: \"8\"}\n---\n";
+                 w.yaml += "apiVersion: v1\nkind: Node\nmetadata:\n  name: b" + std::to_string(n) +
+                           "\n  labels: {rack: r1}\nstatus:\n  allocatable: {cpu: \"64\", memory: "
+                           "512Gi, pods: \"110\", "
+                           "nvidia.com/gpu: \"8\"}\n---\n";
+                 for (int i = 0; i < 8; ++i)
+                   w.Pod("a" + std::to_string(n) + "-" + std::to_string(i), "a" + std::to_string(n),
+                         1, 0);
+                 for (int i = 0; i < 4; ++i)
+                   w.Pod("b" + std::to_string(n) + "-" + std::to_string(i), "b" + std::to_string(n),
+                         1, 0);
+               }
+               w.yaml +=
+                   "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: big, "
+                   "namespace: ml}\n"
+                   "spec:\n  priority: 1000\n  schedulingPolicy:\n    gang: {minCount: 2}\n"
+                   "  schedulingConstraints:\n    topology:\n    - key: rack\n---\n";
+               w.group_priority["ml/big"] = 1000;
+               for (int i = 0; i < 2; ++i) w.Pod("big-" + std::to_string(i), "", 8, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             true,
+             8,
+             {"ml/b0-0", "ml/b0-1", "ml/b0-2", "ml/b0-3", "ml/b1-0", "ml/b1-1", "ml/b1-2",
+              "ml/b1-3"},
+             ""}),
+    [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+TEST(GroupPreemptionSimTest, ManyGangsDoNotCauseAnEvictionStorm) {
+  // Four gangs of 2 x 4 GPUs arrive against four full nodes: exactly the 32
+  // GPUs they need are evicted, each victim once, and every gang runs.
+  World w = FullOfSingles(4);
+  for (int g = 0; g < 4; ++g) {
+    const std::string name = "g" + std::to_string(g);
+    w.Group(name, 2, 1000 + g, false);
+    for (int i = 0; i < 2; ++i) w.Pod(name + "-" + std::to_string(i), "", 4, 0, name);
+  }
+  sim::SimulationResult r = Simulate(w.yaml);
+  for (int g = 0; g < 4; ++g) EXPECT_TRUE(r.podgroups["ml/g" + std::to_string(g)].scheduled) << g;
+  EXPECT_EQ(r.evictions.size(), 32u) << sim::ResultJson(r).dump(1);
+  nlohmann::json j = sim::ResultJson(r);
+  ASSERT_EQ(j["evictions"].size(), 32u);
+  EXPECT_TRUE(j["evictions"][0].contains("pod") && j["evictions"][0].contains("node") &&
+              j["evictions"][0].contains("preemptor"));
+  EXPECT_GE(r.virtual_seconds, 30.0);
+}
+
+TEST(GroupPreemptionSimTest, AdmissionCopiesNeverFromPriorityClassForPods) {
+  // The pod names a Never class and has no spec.preemptionPolicy (as in an
+  // offline snapshot): it must not preempt, like a pod that passed admission.
+  World w = FullOfSingles(1);
+  w.PriorityClass("polite", 1000, "Never");
+  w.yaml +=
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  schedulerName: "
+      "gantry-scheduler\n"
+      "  priorityClassName: polite\n  containers:\n  - name: c\n    resources:\n      requests: "
+      "{cpu: \"1\", "
+      "memory: 1Gi, nvidia.com/gpu: \"4\"}\n---\n";
+  sim::SimulationResult r = Simulate(w.yaml);
+  EXPECT_TRUE(r.evictions.empty());
+  EXPECT_NE(r.failures["ml/p"].find("not eligible due to preemptionPolicy=Never."),
+            std::string::npos)
+      << r.failures["ml/p"];
+}
+
+// ---- Nominated room on a bare scheduler ------------------------------------------
+
+struct RoomCase {
+  std::string name;
+  int nominated_priority;
+  int pod_priority;
+  bool want_bound;  // the incoming pod takes the nominated room
+};
+
+class NominatedRoomTest : public ::testing::TestWithParam<RoomCase> {};
+
+TEST_P(NominatedRoomTest, Run) {
+  const RoomCase& c = GetParam();
+  framework::Registry registry;
+  ASSERT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
+  auto cfg = config::DefaultConfig(registry);
+  ASSERT_TRUE(cfg.ok());
+  FakeClock clock(1'000'000'000);
+  state::ClusterState cluster(clock);
+  sim::InMemoryWriter writer;
+  auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  scheduler::Scheduler& s = *bundle->scheduler;
+  World w;
+  w.Node("n0", 8);
+  w.Pod("nominee", "", 8, c.nominated_priority);
+  w.Pod("incoming", "", 4, c.pod_priority);
+  api::ObjectSet objects;
+  sim::LoadStats stats;
+  ASSERT_TRUE(sim::LoadClusterText("t.yaml", w.yaml, false, &objects, &stats).ok());
+  s.OnNodeAdd(std::make_shared<const api::Node>(objects.nodes[0]));
+  // The nominee waits for its victims with n0 nominated (as after preemption).
+  auto nominee = std::make_shared<api::Pod>(objects.pods[0]);
+  nominee->meta.uid = "uid-nominee";
+  s.queue().AddNominatedPod(cluster.MakePodInfo(nominee), "n0");
+  auto incoming = std::make_shared<api::Pod>(objects.pods[1]);
+  incoming->meta.uid = "uid-incoming";
+  s.OnPodAdd(incoming);
+  ASSERT_TRUE(s.ScheduleOne(false));
+  std::vector<sim::InMemoryWriter::Binding> bound = writer.TakeBindings();
+  EXPECT_EQ(!bound.empty(), c.want_bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, NominatedRoomTest,
+    ::testing::Values(RoomCase{"LowerPriorityCannotTakeTheRoom", 1000, 10, false},
+                      RoomCase{"EqualPriorityCannotTakeTheRoom", 1000, 1000, false},
+                      RoomCase{"HigherPriorityMayTakeTheRoom", 1000, 2000, true}),
+    [](const ::testing::TestParamInfo<RoomCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace gantry
