@@ -3,6 +3,7 @@
 //   gantry simulate ...            schedule a snapshot offline
 //   gantry selector eval ...       test DRA device selectors
 //   gantry snapshot convert ...    convert snapshots (.pb, YAML, JSON)
+//   gantry record -o FILE          record a live cluster into a snapshot
 #include "CLI/CLI.hpp"
 #include "src/main/commands.h"
 
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   gantry::cmd::RegisterSimulate(app, &run);
   gantry::cmd::RegisterSelector(app, &run);
   gantry::cmd::RegisterSnapshot(app, &run);
+  gantry::cmd::RegisterRecord(app, &run);
   if (int code = gantry::cmd::ParseCommandLine(app, argc, argv); code >= 0) return code;
   return run ? run() : live();
 }
