@@ -4,6 +4,8 @@
 #define GANTRY_HANDLE_H_
 
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +41,16 @@ class Parallelizer {
   virtual int parallelism() const = 0;
 };
 
+// The unit a pod is evicted in (workload-aware preemption): a member of a
+// PodGroup with disruptionMode `all` goes together with every other placed
+// member of that group; anything else goes alone.
+struct DisruptionUnit {
+  std::string group;         // "namespace/name" of the pod's PodGroup, "" if none
+  bool whole_group = false;  // the group's disruptionMode is `all`
+  // The group's priority when it has one (it replaces the members' own).
+  std::optional<int32_t> group_priority;
+};
+
 class FrameworkHandle {
  public:
   virtual ~FrameworkHandle() = default;
@@ -61,6 +73,11 @@ class FrameworkHandle {
       const {
     static const std::vector<std::shared_ptr<const api::PodDisruptionBudget>> kNone;
     return kNone;
+  }
+  // The unit `pod` is evicted in (see DisruptionUnit). Default: alone.
+  virtual DisruptionUnit DisruptionUnitOf(const api::Pod& pod) const {
+    (void)pod;
+    return {};
   }
   // Dynamic Resource Allocation state (slices, classes, claims, in-flight
   // allocations); null when the scheduler runs without DRA.

@@ -177,14 +177,46 @@ Status DefaultPreemption::Fits(const CycleState& state, const PodInfo& pod, cons
   return handle_.RunFilterPluginsWithState(state, pod, node);
 }
 
+const WholeGroupIndex::Group* WholeGroupIndex::Get(const std::string& key) {
+  std::call_once(once_, [&] {
+    for (const NodeInfo* n : handle_.Snapshot().NodeInfos()) {
+      for (const PodInfoPtr& p : n->pods()) {
+        framework::DisruptionUnit u = handle_.DisruptionUnitOf(p->p());
+        if (!u.whole_group) continue;
+        Group& g = groups_[u.group];
+        g.members.push_back(p);
+        g.max_priority = std::max(g.max_priority, u.group_priority.value_or(p->priority));
+      }
+    }
+  });
+  auto it = groups_.find(key);
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
 Status DefaultPreemption::SelectVictimsOnNode(const CycleState& cycle_state, const PodInfo& pod,
                                               const NodeInfo& original, const std::vector<PodInfoPtr>& nominated,
-                                              Candidate* out) const {
+                                              Candidate* out, WholeGroupIndex* groups) const {
+  std::unique_ptr<WholeGroupIndex> own_groups;
   NodeInfo node = original;  // the what-if copy
   std::unique_ptr<CycleState> state = cycle_state.Clone();
   std::vector<PodInfoPtr> potential;
+  // Pod UID -> its `all` group (members on this node move as one block).
+  absl::flat_hash_map<std::string, std::string> whole_group_of;
   for (const PodInfoPtr& p : original.pods()) {
-    if (p->priority < pod.priority) potential.push_back(p);
+    framework::DisruptionUnit unit = handle_.DisruptionUnitOf(p->p());
+    // A group's priority replaces its members' own.
+    if (unit.group_priority.value_or(p->priority) >= pod.priority) continue;
+    if (unit.whole_group) {
+      if (groups == nullptr) {
+        if (!own_groups) own_groups = std::make_unique<WholeGroupIndex>(handle_);
+        groups = own_groups.get();
+      }
+      const WholeGroupIndex::Group* g = groups->Get(unit.group);
+      // Any member as important as the preemptor protects the whole group.
+      if (g == nullptr || g->max_priority >= pod.priority) continue;
+      whole_group_of[p->uid()] = unit.group;
+    }
+    potential.push_back(p);
   }
   if (potential.empty()) return Status(Code::kUnschedulableAndUnresolvable, std::string(kNoVictims));
   for (const PodInfoPtr& p : potential) {
@@ -202,18 +234,37 @@ Status DefaultPreemption::SelectVictimsOnNode(const CycleState& cycle_state, con
   out->node = std::string(original.name());
   out->victims.clear();
   out->num_pdb_violations = 0;
-  // Reprieve as many as possible, most important first; PDB-violating pods first.
+  absl::flat_hash_map<std::string, bool> group_done;  // `all` group -> reprieved?
+  // Reprieve as many as possible, most important first; PDB-violating pods
+  // first. An `all` group's members on this node are tried as one block.
   auto reprieve = [&](const PodInfoPtr& p, bool violates) -> Status {
-    node.AddPod(p);
-    Status st = handle_.RunPreFilterExtensionAddPod(*state, pod, *p, node);
-    if (!st.IsSuccess()) return st;
+    std::vector<PodInfoPtr> block;
+    auto wit = whole_group_of.find(p->uid());
+    if (wit == whole_group_of.end()) {
+      block.push_back(p);
+    } else {
+      if (group_done.contains(wit->second)) return Status();  // decided with its first member
+      for (const PodInfoPtr& q : potential) {
+        auto qit = whole_group_of.find(q->uid());
+        if (qit != whole_group_of.end() && qit->second == wit->second) block.push_back(q);
+      }
+    }
+    for (const PodInfoPtr& q : block) {
+      node.AddPod(q);
+      Status st = handle_.RunPreFilterExtensionAddPod(*state, pod, *q, node);
+      if (!st.IsSuccess()) return st;
+    }
     Status fit = Fits(*state, pod, node, nominated);
     if (fit.IsError()) return fit;
-    if (!fit.IsSuccess()) {
-      node.RemovePod(p->uid());
-      st = handle_.RunPreFilterExtensionRemovePod(*state, pod, *p, node);
-      if (!st.IsSuccess()) return st;
-      out->victims.push_back(p);
+    const bool kept = fit.IsSuccess();
+    if (wit != whole_group_of.end()) group_done[wit->second] = kept;
+    if (!kept) {
+      for (const PodInfoPtr& q : block) {
+        node.RemovePod(q->uid());
+        Status st = handle_.RunPreFilterExtensionRemovePod(*state, pod, *q, node);
+        if (!st.IsSuccess()) return st;
+        out->victims.push_back(q);
+      }
       if (violates) out->num_pdb_violations++;
     }
     return Status();
@@ -223,6 +274,13 @@ Status DefaultPreemption::SelectVictimsOnNode(const CycleState& cycle_state, con
   }
   for (const PodInfoPtr& p : non_violating) {
     if (Status st = reprieve(p, false); !st.IsSuccess()) return st;
+  }
+  // An evicted `all` group goes whole: its members on other nodes too.
+  for (const auto& [group, kept] : group_done) {
+    if (kept) continue;
+    for (const PodInfoPtr& m : groups->Get(group)->members) {
+      if (m->p().node_name.view() != original.name()) out->victims.push_back(m);
+    }
   }
   std::sort(out->victims.begin(), out->victims.end(), MoreImportant);
   return Status();
@@ -311,6 +369,7 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
   const int want = NumCandidates(n);
   const size_t offset = static_cast<size_t>(offset_.fetch_add(1, std::memory_order_relaxed) % static_cast<uint64_t>(n));
   std::vector<Candidate> candidates;
+  WholeGroupIndex groups(handle_);
   int evaluated = 0;
   int failed = 0;
   std::vector<Candidate> wave_out;
@@ -327,7 +386,7 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
     for (int k = 0; k < wave; ++k) wave_nominated[static_cast<size_t>(k)] = handle_.NominatedPodsForNode(node_at(k)->name());
     handle_.parallelizer().Until(wave, [&](int k) {
       const size_t i = static_cast<size_t>(k);
-      wave_status[i] = SelectVictimsOnNode(state, pod, *node_at(k), wave_nominated[i], &wave_out[i]);
+      wave_status[i] = SelectVictimsOnNode(state, pod, *node_at(k), wave_nominated[i], &wave_out[i], &groups);
     });
     for (int k = 0; k < wave; ++k) {
       const size_t i = static_cast<size_t>(k);
@@ -349,7 +408,9 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
   const Candidate& chosen = candidates[static_cast<size_t>(best)];
   framework::ClusterWriter& writer = handle_.Writer();
   for (const PodInfoPtr& v : chosen.victims) {
-    absl::Status st = writer.DeletePodForPreemption(v->p(), pod.p(), chosen.node);
+    // Members of an evicted `all` group may be on other nodes.
+    const std::string victim_node = v->p().node_name.empty() ? chosen.node : v->p().node_name.str();
+    absl::Status st = writer.DeletePodForPreemption(v->p(), pod.p(), victim_node);
     if (!st.ok()) {
       result.status = Status::FromAbsl(st);
       return result;
@@ -362,7 +423,7 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
     ev.type = "Normal";
     ev.reason = "Preempted";
     ev.action = "Preempting";
-    ev.note = gantry::StrCat("Preempted by pod ", pod.uid(), " on node ", chosen.node);
+    ev.note = gantry::StrCat("Preempted by pod ", pod.uid(), " on node ", victim_node);
     ev.reporting_controller = std::string(handle_.SchedulerName());
     writer.RecordEvent(ev);
   }

@@ -2,16 +2,22 @@
 // where evicting lower-priority pods would make it fit, pick the best such
 // node by upstream's ordered criteria, delete the victims and nominate the
 // node. Upstream semantics: pkg/scheduler/framework/plugins/defaultpreemption
-// and framework/preemption. Workload-aware (PodGroup) preemption is not here.
+// and framework/preemption, with 1.37's victim units: a victim's PodGroup
+// priority replaces its own, and an `all` group is evicted whole or not at
+// all. PodGroup preemptors are handled by the group cycle
+// (src/scheduler/group_preemption.cc).
 #ifndef GANTRY_PLUGINS_DEFAULT_PREEMPTION_DEFAULT_PREEMPTION_H_
 #define GANTRY_PLUGINS_DEFAULT_PREEMPTION_DEFAULT_PREEMPTION_H_
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "gantry/handle.h"
 #include "gantry/plugin.h"
@@ -44,6 +50,25 @@ struct DefaultPreemptionArgs {
   nlohmann::json ToJson() const;
 };
 
+// Placed members of PodGroups with disruptionMode `all`, built on first use
+// (thread-safe) from the snapshot: such a group is evicted whole or not at
+// all, so a victim on one node brings its members on other nodes along.
+class WholeGroupIndex {
+ public:
+  struct Group {
+    std::vector<framework::PodInfoPtr> members;
+    int32_t max_priority = std::numeric_limits<int32_t>::min();  // effective (group) priority
+  };
+  explicit WholeGroupIndex(const framework::FrameworkHandle& handle) : handle_(handle) {}
+  // The group `key`, or null when it has no placed member.
+  const Group* Get(const std::string& key);
+
+ private:
+  const framework::FrameworkHandle& handle_;
+  std::once_flag once_;
+  absl::flat_hash_map<std::string, Group> groups_;
+};
+
 // The victims chosen on one node.
 struct Candidate {
   std::string node;
@@ -68,10 +93,12 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   int NumCandidates(int num_nodes) const;
   // Victims on `node` (a copy is modified). Success with the candidate, or
   // the reason the node cannot help.
+  // Victims in an `all` group are evicted together with the group's members
+  // on other nodes (from `groups`; null builds a private index).
   framework::Status SelectVictimsOnNode(const framework::CycleState& state, const framework::PodInfo& pod,
                                         const framework::NodeInfo& node,
-                                        const std::vector<framework::PodInfoPtr>& nominated,
-                                        Candidate* out) const;
+                                        const std::vector<framework::PodInfoPtr>& nominated, Candidate* out,
+                                        WholeGroupIndex* groups = nullptr) const;
   // Index of the best candidate (upstream pickOneNodeForPreemption); -1 if none.
   static int PickOne(const std::vector<Candidate>& candidates);
 

@@ -155,6 +155,9 @@ class Framework final : public FrameworkHandle {
     return snapshot_->PodDisruptionBudgets();
   }
   state::DraState* Dra() const override { return dra_; }
+  DisruptionUnit DisruptionUnitOf(const api::Pod& pod) const override {
+    return disruption_units_ ? disruption_units_(pod) : DisruptionUnit{};
+  }
   Status RunFilterPluginsWithState(const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& node) override {
     return RunFilterPlugins(state, pod, node);
@@ -173,6 +176,7 @@ class Framework final : public FrameworkHandle {
     nominator_ = std::move(nominator);
   }
   void SetDraState(state::DraState* dra) { dra_ = dra; }
+  void SetDisruptionUnits(std::function<DisruptionUnit(const api::Pod&)> fn) { disruption_units_ = std::move(fn); }
 
  private:
   Framework(ClusterWriter& writer, const Clock& clock, Parallelizer& parallelizer)
@@ -187,6 +191,7 @@ class Framework final : public FrameworkHandle {
   state::Snapshot empty_snapshot_;
   std::function<std::vector<PodInfoPtr>(std::string_view)> nominator_;
   state::DraState* dra_ = nullptr;
+  std::function<DisruptionUnit(const api::Pod&)> disruption_units_;
 
   std::vector<std::unique_ptr<Plugin>> owned_;
   std::vector<PreEnqueuePlugin*> pre_enqueue_;

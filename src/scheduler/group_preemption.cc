@@ -12,10 +12,11 @@
 //     preemptor's. Units already terminating are counted as leaving.
 //  3. Per domain (the cluster, or each topology domain): remove every
 //     candidate touching it and place the members; below quorum the domain
-//     is infeasible. Otherwise binary-search the lowest priority level that
-//     suffices, place the members with the units up to it removed, then
-//     reprieve units most important first (PDB-violating ones first) wherever
-//     all their pods still fit in place.
+//     is infeasible. Otherwise binary-search the shortest prefix of the units
+//     sorted least important first (so the lowest priority level that
+//     suffices, then lone pods and smaller groups, then later starts), place
+//     the members with it removed, then reprieve units most important first
+//     (PDB-violating ones first) wherever all their pods still fit in place.
 //  4. The best domain (lowest highest-victim priority, fewest PDB
 //     violations, fewest units, fewest pods, latest start) wins. Only now are
 //     its victims evicted (DisruptionTarget + delete, `Preempted` events);
@@ -319,48 +320,36 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     absl::flat_hash_set<const framework::NodeInfo*> in_domain(nodes.begin(), nodes.end());
     std::vector<const VictimUnit*> relevant;  // candidates with a pod in the domain
     std::vector<const VictimUnit*> leaving;
-    std::vector<int32_t> levels;
     for (const VictimUnit* u : candidates) {
       bool touches = false;
       for (const auto& [node, pod] : u->pods) touches |= in_domain.contains(node);
       if (!touches) continue;
-      if (u->Leaving()) {
-        leaving.push_back(u);
-      } else {
-        relevant.push_back(u);
-        levels.push_back(u->priority);
-      }
+      (u->Leaving() ? leaving : relevant).push_back(u);
     }
     if (relevant.empty() && leaving.empty()) continue;  // nothing lower-priority here
-    std::sort(levels.begin(), levels.end());
-    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-    // Only terminating pods: the level below every priority removes just them.
-    if (levels.empty()) levels.push_back(std::numeric_limits<int32_t>::min());
+    // Least important first: the victim set is the shortest prefix of this
+    // order that makes the group fit, so lower priority levels go before any
+    // higher one, then lone pods and smaller groups, then later starts.
+    std::sort(relevant.begin(), relevant.end(),
+              [](const VictimUnit* a, const VictimUnit* b) { return MoreImportantUnit(*b, *a); });
 
-    // Removes leaving units and the units up to `level`, places, and (when
-    // `keep` is false) restores everything. Returns the placement.
-    auto trial = [&](int32_t level, bool keep, std::vector<const VictimUnit*>* removed) {
-      removed->clear();
-      for (const VictimUnit* u : leaving) {
-        RemoveUnit(*u);
-        removed->push_back(u);
-      }
-      for (const VictimUnit* u : relevant) {
-        if (u->priority <= level) {
-          RemoveUnit(*u);
-          removed->push_back(u);
-        }
-      }
+    // Removes the leaving units and the first `k` of `relevant`, places, and
+    // (unless `keep`) restores everything. Returns the placement.
+    std::vector<const VictimUnit*> removed;
+    auto trial = [&](size_t k, bool keep) {
+      removed.clear();
+      for (const VictimUnit* u : leaving) removed.push_back(u);
+      for (size_t i = 0; i < k; ++i) removed.push_back(relevant[i]);
+      for (const VictimUnit* u : removed) RemoveUnit(*u);
       Placement pl = Place(*algorithm_, *fw, snapshot_, members, need, nodes);
       if (!keep) {
         Unplace(*fw, snapshot_, members, pl);
-        for (const VictimUnit* u : *removed) RestoreUnit(*u);
+        for (const VictimUnit* u : removed) RestoreUnit(*u);
       }
       return pl;
     };
-    std::vector<const VictimUnit*> removed;
     {
-      Placement all = trial(levels.back(), false, &removed);
+      Placement all = trial(relevant.size(), false);
       if (all.placed < need) {
         if (all.placed >= most_placed) {
           most_placed = all.placed;
@@ -369,24 +358,29 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
         continue;  // infeasible even with every lower-priority unit gone
       }
     }
-    // Lowest sufficient level (feasibility is monotone in the level).
-    size_t lo = 0, hi = levels.size() - 1;
+    // Shortest sufficient prefix (feasibility grows with the prefix): binary
+    // search, which also finds the lowest sufficient priority level.
+    size_t lo = 0, hi = relevant.size();
     while (lo < hi) {
       const size_t mid = (lo + hi) / 2;
-      Placement pl = trial(levels[mid], false, &removed);
-      if (pl.placed >= need) {
+      if (trial(mid, false).placed >= need) {
         hi = mid;
       } else {
         lo = mid + 1;
       }
     }
-    // Assume the preemptor with the units up to that level removed, then
-    // reprieve units, most important first, wherever they still fit in place.
-    Placement pl = trial(levels[lo], true, &removed);
-    if (pl.placed < need) {  // cannot happen if placement were deterministic; be safe
+    // Assume the preemptor with that prefix removed, then reprieve units,
+    // most important first, wherever they still fit in place.
+    Placement pl = trial(lo, true);
+    if (pl.placed < need) {  // placement is not strictly monotone; fall back to everything
       Unplace(*fw, snapshot_, members, pl);
       for (const VictimUnit* u : removed) RestoreUnit(*u);
-      continue;
+      pl = trial(relevant.size(), true);
+      if (pl.placed < need) {
+        Unplace(*fw, snapshot_, members, pl);
+        for (const VictimUnit* u : removed) RestoreUnit(*u);
+        continue;
+      }
     }
     std::vector<const VictimUnit*> order;
     for (const VictimUnit* u : removed) {

@@ -77,6 +77,16 @@ void Scheduler::AddProfile(std::unique_ptr<framework::Framework> fw) {
   fw->SetNominator([this](std::string_view node) {
     return queue_ ? queue_->NominatedPodsForNode(node) : std::vector<framework::PodInfoPtr>{};
   });
+  fw->SetDisruptionUnits([this](const api::Pod& pod) {
+    framework::DisruptionUnit unit;
+    unit.group = state::GroupKeyOf(pod);
+    if (unit.group.empty()) return unit;
+    if (std::optional<state::GroupInfo> g = state_.FindGroup(unit.group)) {
+      unit.whole_group = g->disruption_all;
+      unit.group_priority = state_.GroupPriority(*g);
+    }
+    return unit;
+  });
   by_name_[std::string(fw->SchedulerName())] = fw.get();
   profiles_.push_back(std::move(fw));
 }

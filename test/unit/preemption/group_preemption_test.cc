@@ -433,6 +433,53 @@ TEST(GroupPreemptionSimTest, AdmissionCopiesNeverFromPriorityClassForPods) {
       << r.failures["ml/p"];
 }
 
+// ---- A single-pod preemptor against PodGroup victims (DefaultPreemption) ----------
+
+struct SingleCase {
+  std::string name;
+  int victim_group_priority;  // of the `all` group v
+  std::set<std::string> want_evicted;
+};
+
+class SinglePodVictimUnitsTest : public ::testing::TestWithParam<SingleCase> {};
+
+TEST_P(SinglePodVictimUnitsTest, Run) {
+  // n0 and n1 each hold one 8-GPU member of the `all` group v; n2 holds eight
+  // 1-GPU lone pods. A lone 8-GPU prio-1000 pod needs a whole node.
+  const SingleCase& c = GetParam();
+  World w;
+  w.Group("v", 2, c.victim_group_priority, true);
+  for (int n = 0; n < 3; ++n) w.Node("n" + std::to_string(n), 8);
+  w.Pod("v-0", "n0", 8, 0, "v");
+  w.Pod("v-1", "n1", 8, 0, "v");
+  for (int i = 0; i < 8; ++i) w.Pod("lone-" + std::to_string(i), "n2", 1, 0);
+  w.Pod("high", "", 8, 1000);
+  sim::SimulationResult r = Simulate(w.yaml);
+  const std::string dump = sim::ResultJson(r).dump(1);
+  EXPECT_EQ(r.placements.count("ml/high"), 1u) << dump;
+  std::set<std::string> evicted;
+  for (const auto& e : r.evictions) {
+    evicted.insert(e.pod);
+    EXPECT_EQ(e.preemptor, "ml/high");
+    EXPECT_LT(w.priority[e.pod], 1000) << e.pod;
+  }
+  EXPECT_EQ(evicted, c.want_evicted) << dump;
+  EXPECT_EQ(evicted.size(), r.evictions.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, SinglePodVictimUnitsTest,
+                         ::testing::Values(
+                             // Evicting v (one unit, two pods, on two nodes) beats eight lone pods.
+                             SingleCase{"AllGroupEvictedWholeAcrossNodes", 0, {"ml/v-0", "ml/v-1"}},
+                             // v's group priority 5000 replaces its members' 0: it is not a victim.
+                             SingleCase{"GroupPriorityProtects",
+                                        5000,
+                                        {"ml/lone-0", "ml/lone-1", "ml/lone-2", "ml/lone-3",
+                                         "ml/lone-4", "ml/lone-5", "ml/lone-6", "ml/lone-7"}}),
+                         [](const ::testing::TestParamInfo<SingleCase>& info) {
+                           return info.param.name;
+                         });
+
 // ---- Nominated room on a bare scheduler ------------------------------------------
 
 struct RoomCase {
