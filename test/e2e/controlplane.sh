@@ -20,6 +20,8 @@
 #                             add kube-scheduler to also run upstream kube-scheduler v1.37.2
 #   GANTRY_FEATURE_GATES      override the gate list (comma separated Name=bool)
 #   GANTRY_KCM_CONTROLLERS    override kube-controller-manager --controllers
+#   GANTRY_KCM_EXTRA_ARGS     extra kube-controller-manager flags, space separated (e.g.
+#                             "--kube-api-qps=5000 --kube-api-burst=5000" for benchmarks)
 #   GANTRY_START_TIMEOUT      seconds to wait for readiness (default 90)
 #   GANTRY_PURGE              1 = `down` also deletes the state dir
 #   GANTRY_NO_BUILD           1 = `up` fails (exit 3) instead of building missing binaries
@@ -321,6 +323,7 @@ EOF
     die "kube-apiserver did not become ready"
 
   if has kube-controller-manager && ! pid_of kube-controller-manager >/dev/null; then
+    # shellcheck disable=SC2086 # GANTRY_KCM_EXTRA_ARGS is split into words on purpose
     start kube-controller-manager \
       --kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
       --authentication-kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
@@ -330,7 +333,7 @@ EOF
       --use-service-account-credentials=true \
       --service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" \
       --leader-elect=false \
-      --feature-gates="$GATES" --v=1
+      --feature-gates="$GATES" --v=1 ${GANTRY_KCM_EXTRA_ARGS:-}
     wait_for "kube-controller-manager /healthz" kube-controller-manager \
       curl -skf --max-time 2 "https://127.0.0.1:$KCM_PORT/healthz" ||
       die "kube-controller-manager did not become healthy"
