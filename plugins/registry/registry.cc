@@ -4,6 +4,7 @@
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/dynamic_resources/dynamic_resources.h"
+#include "plugins/gpu_fragmentation/gpu_fragmentation.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/node_affinity/node_affinity.h"
@@ -36,6 +37,7 @@ absl::Status RegisterBuiltinPlugins(framework::Registry& registry) {
   GANTRY_RETURN_IF_ERROR(default_binder::Register(registry));
   GANTRY_RETURN_IF_ERROR(dynamic_resources::Register(registry));
   GANTRY_RETURN_IF_ERROR(default_preemption::Register(registry));
+  GANTRY_RETURN_IF_ERROR(gpu_fragmentation::Register(registry));
   // Further plugins are appended here, one line each (PodTopologySpread, InterPodAffinity, ...).
   return absl::OkStatus();
 }

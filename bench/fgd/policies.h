@@ -1,0 +1,41 @@
+// Scheduling policies for the FGD replay, each a KubeSchedulerConfiguration
+// over Gantry's real plugins (plus two bench-only baselines from the paper):
+//
+//   default      Gantry's default profile (its default score plugins)
+//   gpufrag      GpuFragmentation with its defaults: shape distribution
+//                learned online from arriving pods, weighted by GPU demand
+//   fgd          GpuFragmentation configured as the paper's FGD: fixed typical
+//                shapes from the trace (pods per shape, top 95% of pods,
+//                CPU-only pods included), weighted per pod
+//   bestfit      the paper's BestFit node score (bench-only plugin FgdBestFit)
+//   random       a uniformly random feasible node (bench-only plugin FgdRandom)
+//
+// Every policy keeps the default filters, scores all nodes
+// (percentageOfNodesToScore 100) and disables PostFilter (the protocol has no
+// preemption). Non-default policies disable every other score plugin.
+// Within a node the DRA allocator picks the devices (first fit in inventory
+// order) under every policy.
+#ifndef GANTRY_BENCH_FGD_POLICIES_H_
+#define GANTRY_BENCH_FGD_POLICIES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/fgd/trace.h"
+#include "gantry/registry.h"
+
+namespace gantry::fgd {
+
+std::vector<std::string> PolicyNames();
+
+// The configuration (JSON text) of `policy` for one run.
+absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t seed,
+                                         const std::vector<TracePod>& pods);
+
+// Registers the bench-only baselines FgdBestFit and FgdRandom.
+absl::Status RegisterBaselinePlugins(framework::Registry& registry);
+
+}  // namespace gantry::fgd
+
+#endif  // GANTRY_BENCH_FGD_POLICIES_H_

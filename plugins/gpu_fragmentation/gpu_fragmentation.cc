@@ -1,0 +1,608 @@
+#include "plugins/gpu_fragmentation/gpu_fragmentation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "gantry/util/strings.h"
+#include "plugins/helper/helper.h"
+#include "src/cel/api_adapter.h"
+#include "src/cel/dra_env.h"
+#include "src/dra/allocator.h"
+
+namespace gantry::plugins::gpu_fragmentation {
+namespace {
+
+using framework::Status;
+
+// Score of a node the allocator unexpectedly rejects in Score (normalised to 0).
+constexpr int64_t kInfeasible = std::numeric_limits<int64_t>::min() / 4;
+
+// One compiled selector with its memo table in the snapshot's inventory.
+struct CompiledSelector {
+  std::shared_ptr<const cel::Program> program;  // null: compile error (never matches)
+  const state::SelectorMemo* memo = nullptr;
+};
+
+struct PreparedShape {
+  WeightedShape ws;
+  bool class_found = false;
+  std::vector<CompiledSelector> selectors;  // class selectors, then the shape's
+};
+
+struct CycleData final : framework::StateData {
+  std::shared_ptr<const state::DraSnapshot> snapshot;
+  std::shared_ptr<const dra::Allocator> allocator;  // null: nothing to allocate
+  std::shared_ptr<const ShapeTable> table;
+  std::vector<PreparedShape> groups;  // per selector group of `table`
+  // Fast path: the pod has one unallocated claim with one ExactCount request
+  // and no constraints; Score then replays the allocator's first fit itself.
+  bool fast = false;
+  PreparedShape request;  // class + request selectors
+  int64_t count = 0;
+  std::optional<int64_t> requested;  // capacity request, milli-units
+  int64_t cpu_milli = 0;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<CycleData>(*this);
+  }
+};
+
+cel::DeviceInputBuilder& ThreadBuilder() {
+  thread_local cel::DeviceInputBuilder builder;
+  return builder;
+}
+
+bool SelectorMatches(const state::DraSnapshot& snap, const CompiledSelector& s, int32_t dev) {
+  if (s.program == nullptr) return false;
+  uint8_t m = s.memo->Get(dev);
+  if (m == 1) return true;
+  if (m == 2 || m == 3) return false;
+  const state::DraDevice& d = snap.inventory->devices[static_cast<size_t>(dev)];
+  absl::StatusOr<bool> r =
+      cel::EvaluateSelector(*s.program, ThreadBuilder().Build(d.driver.view(), *d.device));
+  if (!r.ok()) {
+    s.memo->Set(dev, 3);
+    return false;
+  }
+  s.memo->Set(dev, *r ? 1 : 2);
+  return *r;
+}
+
+PreparedShape Prepare(const state::DraSnapshot& snap, const WeightedShape& ws) {
+  PreparedShape p;
+  p.ws = ws;
+  if (ws.shape.count == 0) return p;
+  const api::DeviceClass* cls = snap.FindClass(ws.shape.device_class);
+  p.class_found = cls != nullptr;
+  if (cls == nullptr) return p;
+  auto add = [&](const std::string& expr) {
+    CompiledSelector c;
+    auto prog = dra::DefaultProgramCache().Get(expr);
+    if (prog.ok()) c.program = *prog;
+    c.memo = snap.inventory->Memo(expr);
+    p.selectors.push_back(c);
+  };
+  for (const api::DeviceSelector& s : cls->spec.selectors) add(s.cel_expression);
+  for (const std::string& s : ws.shape.selectors) add(s);
+  return p;
+}
+
+bool PreparedMatches(const state::DraSnapshot& snap, const PreparedShape& p, int32_t dev) {
+  if (!p.class_found) return false;
+  for (const CompiledSelector& s : p.selectors) {
+    if (!SelectorMatches(snap, s, dev)) return false;
+  }
+  return true;
+}
+
+// Whether a capacity request spelled `name` addresses the qualified `capacity`.
+bool SameCapacity(std::string_view name, std::string_view capacity) {
+  auto [d1, id1] = api::SplitQualifiedName(name);
+  auto [d2, id2] = api::SplitQualifiedName(capacity);
+  return id1 == id2 && (d1.empty() || d1 == d2);
+}
+
+std::vector<std::shared_ptr<const api::ResourceClaim>> PodClaims(const api::Pod& pod,
+                                                                 state::DraState& dra,
+                                                                 bool* missing) {
+  std::vector<std::shared_ptr<const api::ResourceClaim>> out;
+  *missing = false;
+  for (const api::PodResourceClaim& rc : pod.resource_claims) {
+    std::string name = rc.resource_claim_name;
+    if (name.empty()) {
+      for (const api::PodResourceClaimStatus& st : pod.resource_claim_statuses) {
+        if (st.name == rc.name) name = st.resource_claim_name;
+      }
+    }
+    if (name.empty()) {
+      *missing = true;
+      continue;
+    }
+    auto claim = dra.GetClaim(pod.meta.namespace_.view(), name);
+    if (claim == nullptr) {
+      *missing = true;
+      continue;
+    }
+    out.push_back(std::move(claim));
+  }
+  return out;
+}
+
+double Demand(const Shape& s) {
+  // Devices times capacity per device (milli-units); a whole-device request
+  // (capacity 0) counts as 1000 units per device.
+  return static_cast<double>(s.count) *
+         static_cast<double>(s.capacity > 0 ? s.capacity : 1'000'000);
+}
+
+// The allocator's choice for a single-request claim without constraints
+// (src/dra/allocator.h: devices in inventory order, first complete solution
+// wins): the first `count` node devices that match and have room for the
+// rounded request. Applies it to `after`; false when the node has a device
+// the fast path does not model (exclusive or tainted) or too few fit — the
+// caller then asks the allocator.
+bool FastPick(const CycleData& data, const state::DraSnapshot& snap, api::Symbol capacity,
+              NodeGpus* after) {
+  std::vector<std::pair<size_t, int64_t>> picks;
+  for (size_t i = 0; i < after->devices.size(); ++i) {
+    const state::DraDevice& d = snap.inventory->devices[static_cast<size_t>(after->devices[i])];
+    if (!d.device->allow_multiple_allocations || !d.taints.empty() ||
+        d.device->capacity.size() != 1 || !d.device->consumes_counters.empty()) {
+      return false;
+    }
+    if (static_cast<int64_t>(picks.size()) == data.count) continue;
+    if (!PreparedMatches(snap, data.request, after->devices[i])) continue;
+    const api::DeviceCapacity* c = d.device->FindCapacity(capacity);
+    std::optional<int64_t> want = dra::RoundCapacity(*c, data.requested);
+    if (!want || *want > after->full[i] || *want > after->free[i]) continue;
+    picks.emplace_back(i, *want);
+  }
+  if (static_cast<int64_t>(picks.size()) < data.count) return false;
+  for (auto [i, v] : picks) after->free[i] -= v;
+  return true;
+}
+
+}  // namespace
+
+std::string Shape::Key() const {
+  std::string k = gantry::StrCat(cpu_milli, "/", count, "/", capacity, "/", device_class);
+  for (const std::string& s : selectors) k += gantry::StrCat("/", s);
+  return k;
+}
+
+GpuFragmentationArgs GpuFragmentationArgs::Decode(api::Decoder& d, api::JsonValue v) {
+  GpuFragmentationArgs a;
+  helper::DecodeArgsObject(d, v, kArgsKind, [&](std::string_view key, api::JsonValue value) {
+    if (key == "capacity") {
+      a.capacity = std::string(d.String(value));
+      if (api::SplitQualifiedName(a.capacity).first.empty()) {
+        d.Fail(gantry::StrCat("\"", a.capacity, "\" must be a qualified name \"<domain>/<id>\""));
+      }
+      return true;
+    }
+    if (key == "weighting") {
+      std::string_view w = d.String(value);
+      if (w == "Pods") {
+        a.weighting = Weighting::kPods;
+      } else if (w == "Demand") {
+        a.weighting = Weighting::kDemand;
+      } else {
+        d.Fail(gantry::StrCat("Unsupported value: \"", w,
+                              "\": supported values: \"Demand\", \"Pods\""));
+      }
+      return true;
+    }
+    if (key == "coverage") {
+      a.coverage = d.Double(value);
+      if (!(a.coverage > 0 && a.coverage <= 1)) d.Fail("must be in (0, 1]");
+      return true;
+    }
+    if (key == "shapes") {
+      d.ForEachItem(value, [&](size_t, api::JsonValue item) {
+        WeightedShape ws;
+        ws.weight = 1;
+        d.ForEachField(item, [&](std::string_view k, api::JsonValue f) {
+          if (k == "cpuMilli") {
+            ws.shape.cpu_milli = d.IntInRange(f, 0, std::numeric_limits<int32_t>::max());
+          } else if (k == "count") {
+            ws.shape.count = static_cast<int32_t>(d.IntInRange(f, 0, 32));
+          } else if (k == "capacity") {
+            ws.shape.capacity = d.Qty(f).MilliValue();
+            if (ws.shape.capacity < 0) d.Fail("must not be negative");
+          } else if (k == "deviceClassName") {
+            ws.shape.device_class = std::string(d.String(f));
+          } else if (k == "selectors") {
+            ws.shape.selectors = d.StringList(f);
+          } else if (k == "weight") {
+            ws.weight = d.Double(f);
+            if (!(ws.weight > 0)) d.Fail("must be positive");
+          } else {
+            d.Fail(gantry::StrCat("unknown field \"", k, "\""));
+          }
+        });
+        if (d.ok() && ws.shape.count > 0 && ws.shape.device_class.empty()) {
+          d.FailAt("deviceClassName", "Required value: a shape with devices needs a device class");
+        }
+        a.shapes.push_back(std::move(ws));
+      });
+      return true;
+    }
+    return false;
+  });
+  return a;
+}
+
+nlohmann::json GpuFragmentationArgs::ToJson() const {
+  nlohmann::json shapes_json = nlohmann::json::array();
+  for (const WeightedShape& ws : shapes) {
+    nlohmann::json s = {
+        {"cpuMilli", ws.shape.cpu_milli}, {"count", ws.shape.count}, {"weight", ws.weight}};
+    if (ws.shape.count > 0) {
+      s["deviceClassName"] = ws.shape.device_class;
+      if (ws.shape.capacity > 0) {
+        s["capacity"] = ws.shape.capacity % 1000 == 0 ? std::to_string(ws.shape.capacity / 1000)
+                                                      : gantry::StrCat(ws.shape.capacity, "m");
+      }
+      if (!ws.shape.selectors.empty()) s["selectors"] = ws.shape.selectors;
+    }
+    shapes_json.push_back(std::move(s));
+  }
+  return {{"apiVersion", helper::kArgsApiVersion},
+          {"kind", kArgsKind},
+          {"capacity", capacity},
+          {"weighting", weighting == Weighting::kPods ? "Pods" : "Demand"},
+          {"coverage", coverage},
+          {"shapes", shapes_json}};
+}
+
+NodeGpus ReadNodeGpus(const state::DraSnapshot& snap, const framework::NodeInfo& node,
+                      api::Symbol capacity) {
+  NodeGpus g;
+  const api::Node* n = node.node();
+  g.cpu_free = node.allocatable().milli_cpu - node.requested().milli_cpu;
+  if (n == nullptr || snap.inventory == nullptr) return g;
+  const state::DraInventory& inv = *snap.inventory;
+  std::vector<int32_t> slices;
+  inv.SlicesForNode(*n, &slices);
+  for (int32_t si : slices) {
+    const state::DraSlice& s = inv.slices[static_cast<size_t>(si)];
+    const state::DraPool& pool = inv.pools[static_cast<size_t>(s.pool_index)];
+    if (pool.incomplete || pool.invalid) continue;
+    for (int32_t dev = s.first_device; dev < s.first_device + s.num_devices; ++dev) {
+      if (!inv.DeviceOnNode(dev, *n)) continue;
+      const api::Device& d = *inv.devices[static_cast<size_t>(dev)].device;
+      const api::DeviceCapacity* c = d.FindCapacity(capacity);
+      if (c == nullptr) continue;
+      const int64_t full = c->value.MilliValue();
+      int64_t free = full;
+      if (d.allow_multiple_allocations) {
+        free -= snap.allocations->Consumed(dev, capacity);
+      } else if (snap.allocations->InUse(dev)) {
+        free = 0;
+      }
+      g.devices.push_back(dev);
+      g.free.push_back(std::max<int64_t>(0, free));
+      g.full.push_back(full);
+    }
+  }
+  return g;
+}
+
+bool ShapeMatches(const state::DraSnapshot& snap, const Shape& s, int32_t dev) {
+  return PreparedMatches(snap, Prepare(snap, WeightedShape{s, 1}), dev);
+}
+
+double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& shapes,
+                     const std::vector<std::vector<bool>>& matches) {
+  int64_t total = 0;
+  for (int64_t f : node.free) total += f;
+  if (total == 0) return 0;
+  double out = 0;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const Shape& s = shapes[k].shape;
+    const double w = shapes[k].weight;
+    if (s.count == 0 || node.cpu_free < s.cpu_milli) {
+      out += w * static_cast<double>(total);
+      continue;
+    }
+    int32_t usable = 0;
+    int64_t unusable_free = 0;
+    for (size_t i = 0; i < node.free.size(); ++i) {
+      const int64_t need = s.capacity > 0 ? s.capacity : node.full[i];
+      if (matches[k][i] && node.free[i] >= need) {
+        ++usable;
+      } else {
+        unusable_free += node.free[i];
+      }
+    }
+    out += w * static_cast<double>(usable >= s.count ? unusable_free : total);
+  }
+  return out;
+}
+
+ShapeTable::ShapeTable(const std::vector<WeightedShape>& shapes) {
+  absl::flat_hash_map<std::string, size_t> group_index;
+  std::vector<std::map<std::pair<int32_t, int64_t>, std::vector<std::pair<int64_t, double>>>> raw;
+  for (const WeightedShape& ws : shapes) {
+    const Shape& s = ws.shape;
+    if (s.count == 0) {
+      no_device_weight_ += ws.weight;
+      continue;
+    }
+    Shape key_shape;
+    key_shape.count = 1;
+    key_shape.device_class = s.device_class;
+    key_shape.selectors = s.selectors;
+    auto [it, inserted] = group_index.emplace(key_shape.Key(), group_shapes_.size());
+    if (inserted) {
+      group_shapes_.push_back(key_shape);
+      raw.emplace_back();
+    }
+    raw[it->second][{s.count, s.capacity}].emplace_back(s.cpu_milli, ws.weight);
+  }
+  caps_.resize(raw.size());
+  for (size_t g = 0; g < raw.size(); ++g) {
+    for (auto& [k, list] : raw[g]) {
+      std::sort(list.begin(), list.end());
+      CapGroup c;
+      c.count = k.first;
+      c.capacity = k.second;
+      c.prefix.push_back(0);
+      for (const auto& [cpu, w] : list) {
+        c.cpu.push_back(cpu);
+        c.prefix.push_back(c.prefix.back() + w);
+      }
+      caps_[g].push_back(std::move(c));
+    }
+  }
+}
+
+double ShapeTable::Fragmentation(const NodeGpus& node,
+                                 const std::vector<std::vector<bool>>& matches) const {
+  int64_t total = 0;
+  for (int64_t f : node.free) total += f;
+  if (total == 0) return 0;
+  const double t = static_cast<double>(total);
+  double out = no_device_weight_ * t;
+  for (size_t g = 0; g < caps_.size(); ++g) {
+    for (const CapGroup& c : caps_[g]) {
+      const double all = c.prefix.back();
+      // Shapes whose CPU request fits: cpu <= cpu_free.
+      const size_t fit = static_cast<size_t>(
+          std::upper_bound(c.cpu.begin(), c.cpu.end(), node.cpu_free) - c.cpu.begin());
+      const double w_fit = c.prefix[fit];
+      int32_t usable = 0;
+      int64_t unusable_free = 0;
+      for (size_t i = 0; i < node.free.size(); ++i) {
+        const int64_t need = c.capacity > 0 ? c.capacity : node.full[i];
+        if (matches[g][i] && node.free[i] >= need) {
+          ++usable;
+        } else {
+          unusable_free += node.free[i];
+        }
+      }
+      const double frag_fit = usable >= c.count ? static_cast<double>(unusable_free) : t;
+      out += w_fit * frag_fit + (all - w_fit) * t;
+    }
+  }
+  return out;
+}
+
+std::vector<WeightedShape> TopShapes(const std::vector<WeightedShape>& counts, double coverage) {
+  std::vector<std::pair<std::string, const WeightedShape*>> sorted;
+  double total = 0;
+  for (const WeightedShape& ws : counts) {
+    if (ws.weight <= 0) continue;
+    sorted.emplace_back(ws.shape.Key(), &ws);
+    total += ws.weight;
+  }
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    if (a.second->weight != b.second->weight) return a.second->weight > b.second->weight;
+    return a.first < b.first;
+  });
+  std::vector<WeightedShape> out;
+  double kept = 0;
+  for (const auto& [key, ws] : sorted) {
+    if (kept >= coverage * total * (1 - 1e-12)) break;
+    out.push_back(*ws);
+    kept += ws->weight;
+  }
+  for (WeightedShape& ws : out) ws.weight /= kept;
+  return out;
+}
+
+GpuFragmentation::GpuFragmentation(GpuFragmentationArgs args, framework::FrameworkHandle& handle)
+    : args_(std::move(args)), handle_(handle), capacity_(api::Symbol::Intern(args_.capacity)) {}
+
+std::optional<Shape> GpuFragmentation::ShapeOf(const framework::PodInfo& pod) const {
+  Shape s;
+  s.cpu_milli = pod.requests.milli_cpu;
+  if (pod.p().resource_claims.empty()) return s;
+  state::DraState* dra = handle_.Dra();
+  if (dra == nullptr) return std::nullopt;
+  bool missing = false;
+  auto claims = PodClaims(pod.p(), *dra, &missing);
+  if (missing || claims.size() != 1) return std::nullopt;
+  const api::ResourceClaimSpec& spec = claims[0]->spec;
+  if (spec.requests.size() != 1 || !spec.requests[0].exactly) return std::nullopt;
+  const api::ExactDeviceRequest& ex = *spec.requests[0].exactly;
+  if (ex.allocation_mode != api::AllocationMode::kExactCount) return std::nullopt;
+  s.count = static_cast<int32_t>(ex.count);
+  s.device_class = ex.device_class_name.str();
+  for (const api::DeviceSelector& sel : ex.selectors) s.selectors.push_back(sel.cel_expression);
+  for (const api::CapacityRequest& c : ex.capacity_requests) {
+    if (SameCapacity(c.name.view(), args_.capacity)) s.capacity = c.value.MilliValue();
+  }
+  return s;
+}
+
+std::vector<WeightedShape> GpuFragmentation::Distribution() const {
+  if (!args_.shapes.empty()) return TopShapes(args_.shapes, args_.coverage);
+  std::vector<WeightedShape> counts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    counts.reserve(learned_.size());
+    for (const auto& [key, ws] : learned_) counts.push_back(ws);
+  }
+  if (args_.weighting == Weighting::kDemand) {
+    for (WeightedShape& ws : counts) ws.weight *= Demand(ws.shape);
+  }
+  return TopShapes(counts, args_.coverage);
+}
+
+Status GpuFragmentation::PreFilter(framework::CycleState&, const framework::PodInfo& pod,
+                                   const std::vector<framework::NodeInfo*>&,
+                                   framework::PreFilterResult*) {
+  if (!args_.shapes.empty()) return Status::Skip();
+  std::optional<Shape> s = ShapeOf(pod);
+  if (s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (seen_.insert(std::string(pod.uid())).second) {
+      WeightedShape& ws = learned_[s->Key()];
+      ws.shape = std::move(*s);
+      ws.weight += 1;
+    }
+  }
+  return Status::Skip();
+}
+
+Status GpuFragmentation::PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                                  const std::vector<const framework::NodeInfo*>&) {
+  state::DraState* dra = handle_.Dra();
+  if (dra == nullptr) return Status::Skip();
+  std::vector<WeightedShape> shapes = Distribution();
+  if (shapes.empty()) return Status::Skip();
+  auto data = std::make_unique<CycleData>();
+  data->snapshot = dra->Snapshot();
+  data->cpu_milli = pod.requests.milli_cpu;
+  bool missing = false;
+  std::vector<std::shared_ptr<const api::ResourceClaim>> to_allocate;
+  for (auto& c : PodClaims(pod.p(), *dra, &missing)) {
+    if (!c->IsAllocated()) to_allocate.push_back(std::move(c));
+  }
+  if (missing) return Status::Skip();
+  if (to_allocate.size() == 1) {
+    const api::ResourceClaimSpec& spec = to_allocate[0]->spec;
+    if (spec.requests.size() == 1 && spec.constraints.empty() && spec.requests[0].exactly &&
+        spec.requests[0].exactly->allocation_mode == api::AllocationMode::kExactCount &&
+        !spec.requests[0].exactly->admin_access && spec.requests[0].exactly->tolerations.empty()) {
+      const api::ExactDeviceRequest& ex = *spec.requests[0].exactly;
+      bool only_ours = true;
+      for (const api::CapacityRequest& c : ex.capacity_requests) {
+        if (SameCapacity(c.name.view(), args_.capacity)) {
+          data->requested = c.value.MilliValue();
+        } else {
+          only_ours = false;
+        }
+      }
+      Shape rs;
+      rs.count = 1;
+      rs.device_class = ex.device_class_name.str();
+      for (const api::DeviceSelector& sel : ex.selectors)
+        rs.selectors.push_back(sel.cel_expression);
+      data->request = Prepare(*data->snapshot, WeightedShape{rs, 1});
+      data->count = ex.count;
+      data->fast = only_ours && data->request.class_found;
+    }
+  }
+  if (!to_allocate.empty()) {
+    auto allocator =
+        dra::Allocator::Create(dra::AllocatorOptions{}, data->snapshot, std::move(to_allocate));
+    if (!allocator.ok()) return Status::Skip();
+    data->allocator = std::move(*allocator);
+  }
+  auto table = std::make_shared<ShapeTable>(shapes);
+  for (const Shape& g : table->groups())
+    data->groups.push_back(Prepare(*data->snapshot, WeightedShape{g, 1}));
+  data->table = std::move(table);
+  state.Write(kStateKey, std::move(data));
+  return Status();
+}
+
+Status GpuFragmentation::Score(const framework::CycleState& state, const framework::PodInfo&,
+                               const framework::NodeInfo& node, int64_t* score) {
+  *score = 0;
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return Status();
+  const CycleData& data = **read;
+  const state::DraSnapshot& snap = *data.snapshot;
+  NodeGpus before = ReadNodeGpus(snap, node, capacity_);
+  std::vector<std::vector<bool>> matches;
+  matches.reserve(data.groups.size());
+  for (const PreparedShape& p : data.groups) {
+    std::vector<bool> m(before.devices.size());
+    for (size_t i = 0; i < before.devices.size(); ++i)
+      m[i] = PreparedMatches(snap, p, before.devices[i]);
+    matches.push_back(std::move(m));
+  }
+  NodeGpus after = before;
+  after.cpu_free -= data.cpu_milli;
+  bool placed = data.allocator == nullptr;
+  if (!placed && data.fast) placed = FastPick(data, snap, capacity_, &after);
+  if (!placed && node.node() != nullptr) {
+    dra::NodeAllocation out = data.allocator->Allocate(*node.node());
+    if (!out.ok()) {
+      *score = kInfeasible;
+      return Status();
+    }
+    for (const api::AllocationResult& a : out.allocations) {
+      for (const api::DeviceRequestAllocationResult& r : a.results) {
+        const int32_t dev = snap.inventory->Find(r.driver, r.pool, r.device);
+        auto it = std::find(after.devices.begin(), after.devices.end(), dev);
+        if (it == after.devices.end()) continue;
+        const size_t i = static_cast<size_t>(it - after.devices.begin());
+        if (r.share_id.empty()) {
+          after.free[i] = 0;
+          continue;
+        }
+        for (const api::CapacityRequest& c : r.consumed_capacity) {
+          if (c.name == capacity_ || SameCapacity(c.name.view(), args_.capacity)) {
+            after.free[i] = std::max<int64_t>(0, after.free[i] - c.value.MilliValue());
+          }
+        }
+      }
+    }
+  }
+  const double delta =
+      data.table->Fragmentation(before, matches) - data.table->Fragmentation(after, matches);
+  *score = std::llround(delta);
+  return Status();
+}
+
+Status GpuFragmentation::NormalizeScore(const framework::CycleState&, const framework::PodInfo&,
+                                        std::vector<framework::NodeScore>& scores) {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (const framework::NodeScore& s : scores) {
+    if (s.score == kInfeasible) continue;
+    lo = std::min(lo, s.score);
+    hi = std::max(hi, s.score);
+  }
+  for (framework::NodeScore& s : scores) {
+    if (s.score == kInfeasible || hi <= lo) {
+      s.score = 0;
+      continue;
+    }
+    const double x = static_cast<double>(s.score - lo) / static_cast<double>(hi - lo);
+    s.score = std::llround(x * static_cast<double>(framework::kMaxNodeScore));
+  }
+  return Status();
+}
+
+absl::Status Register(framework::Registry& registry) {
+  return registry.Register(framework::PluginRegistration{
+      std::string(kName),
+      [](api::Decoder& d, api::JsonValue args,
+         framework::FrameworkHandle& handle) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+        GpuFragmentationArgs a = GpuFragmentationArgs::Decode(d, args);
+        if (!d.ok()) return helper::DecoderStatus(d);
+        return std::make_unique<GpuFragmentation>(std::move(a), handle);
+      },
+      [](api::Decoder& d, api::JsonValue args) -> nlohmann::json {
+        return GpuFragmentationArgs::Decode(d, args).ToJson();
+      },
+      std::string(kArgsKind)});
+}
+
+}  // namespace gantry::plugins::gpu_fragmentation

@@ -1,0 +1,172 @@
+// GpuFragmentation (PreFilter, PreScore, Score): a fragmentation-aware score
+// for shareable GPUs modelled as DRA devices with consumable capacity (in the
+// spirit of FGD, Weng et al., USENIX ATC '23). See README.md.
+//
+// A node's *fragmentation* with respect to a distribution of pod shapes is
+// the expected amount of free GPU capacity on it that a pod drawn from the
+// distribution could not use:
+//   F(node) = sum_k w_k * frag_k(node),
+//   frag_k  = all free GPU capacity of the node, if shape k cannot run there
+//             (too little CPU, too few matching devices with enough free
+//             capacity, or k asks for no GPU at all);
+//             else the free capacity of the devices k cannot use (not
+//             matching its selectors, or with less free than k needs).
+// Score(node) = F(before) - F(after placing the pod), where "after" applies
+// the devices the DRA allocator itself picks on that node (a second
+// allocator pass over the feasible nodes), so the score is exact for the
+// placement that would happen. Scores are min-max normalised to [0, 100].
+//
+// The shape distribution is either given (args.shapes) or learned online
+// from the pods this plugin sees in PreFilter (every arriving pod, once per
+// uid): a shape is (cpu request, device count, capacity per device, device
+// class, selectors). Weights are per pod or per unit of GPU demand
+// (args.weighting), normalised over the most frequent shapes that cover
+// args.coverage of the total.
+#ifndef GANTRY_PLUGINS_GPU_FRAGMENTATION_GPU_FRAGMENTATION_H_
+#define GANTRY_PLUGINS_GPU_FRAGMENTATION_GPU_FRAGMENTATION_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "gantry/handle.h"
+#include "gantry/plugin.h"
+#include "gantry/registry.h"
+#include "nlohmann/json.hpp"
+#include "src/state/dra_state.h"
+
+namespace gantry::plugins::gpu_fragmentation {
+
+inline constexpr std::string_view kName = "GpuFragmentation";
+inline constexpr std::string_view kArgsKind = "GpuFragmentationArgs";
+inline constexpr std::string_view kStateKey = "PreScoreGpuFragmentation";
+
+// One pod shape. `count` 0 means the pod asks for no device.
+struct Shape {
+  int64_t cpu_milli = 0;
+  int32_t count = 0;
+  int64_t capacity = 0;  // per device, in units of the capacity (e.g. 460 of 1000)
+  std::string device_class;
+  std::vector<std::string> selectors;  // CEL, all must match
+
+  std::string Key() const;
+  friend bool operator==(const Shape&, const Shape&) = default;
+};
+
+struct WeightedShape {
+  Shape shape;
+  double weight = 0;
+  friend bool operator==(const WeightedShape&, const WeightedShape&) = default;
+};
+
+enum class Weighting : uint8_t { kPods, kDemand };
+
+struct GpuFragmentationArgs {
+  // Qualified name of the device capacity that measures the shared unit.
+  std::string capacity = "gpu.gantry.dev/milli";
+  Weighting weighting = Weighting::kDemand;
+  double coverage = 1.0;  // (0, 1]
+  // Fixed distribution; empty = learn from arriving pods.
+  std::vector<WeightedShape> shapes;
+
+  static GpuFragmentationArgs Decode(api::Decoder& d, api::JsonValue v);
+  nlohmann::json ToJson() const;
+};
+
+// The GPU view of one node: devices carrying the capacity, their free
+// amount, and the node's free CPU.
+struct NodeGpus {
+  std::vector<int32_t> devices;  // dense inventory indexes
+  std::vector<int64_t> free;     // capacity left per device, milli-units
+  std::vector<int64_t> full;     // the device's capacity, milli-units
+  int64_t cpu_free = 0;          // millicores
+};
+
+// Reads `node`'s devices that have `capacity` from the DRA snapshot.
+NodeGpus ReadNodeGpus(const state::DraSnapshot& snap, const framework::NodeInfo& node,
+                      api::Symbol capacity);
+
+// Whether shape `s` may use inventory device `dev` (class and shape
+// selectors; CEL errors count as no). Results are memoised in the inventory.
+bool ShapeMatches(const state::DraSnapshot& snap, const Shape& s, int32_t dev);
+
+// Expected fragmentation of `node` (see the file comment). `matches[k][i]`:
+// whether shape k may use node device i.
+double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& shapes,
+                     const std::vector<std::vector<bool>>& matches);
+
+// The same value as Fragmentation(), computed in O(groups) per node: shapes
+// are grouped by (device class, selectors) — one device-match vector per
+// group — then by (count, capacity), with CPU requests sorted and weights
+// prefix-summed so "fits by CPU" is one binary search.
+class ShapeTable {
+ public:
+  explicit ShapeTable(const std::vector<WeightedShape>& shapes);
+  // One representative shape per selector group (class and selectors).
+  const std::vector<Shape>& groups() const { return group_shapes_; }
+  // `matches[g][i]`: whether group g may use node device i.
+  double Fragmentation(const NodeGpus& node, const std::vector<std::vector<bool>>& matches) const;
+
+ private:
+  struct CapGroup {
+    int32_t count = 0;
+    int64_t capacity = 0;
+    std::vector<int64_t> cpu;    // ascending
+    std::vector<double> prefix;  // prefix[j] = weight of cpu[0..j)
+  };
+  double no_device_weight_ = 0;  // shapes asking for no device
+  std::vector<Shape> group_shapes_;
+  std::vector<std::vector<CapGroup>> caps_;  // per selector group
+};
+
+// Normalises a distribution: most frequent first (ties by key), cut at
+// `coverage` of the total, weights summing to 1.
+std::vector<WeightedShape> TopShapes(const std::vector<WeightedShape>& counts, double coverage);
+
+class GpuFragmentation final : public framework::PreFilterPlugin,
+                               public framework::PreScorePlugin,
+                               public framework::ScorePlugin {
+ public:
+  GpuFragmentation(GpuFragmentationArgs args, framework::FrameworkHandle& handle);
+  std::string_view Name() const override { return kName; }
+  // Learns the pod's shape (once per uid). Never rejects.
+  framework::Status PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                              const std::vector<framework::NodeInfo*>& nodes,
+                              framework::PreFilterResult* result) override;
+  // Prepares the allocator for the pod's unallocated claims and the shape
+  // distribution. Skip without DRA.
+  framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                             const std::vector<const framework::NodeInfo*>& nodes) override;
+  framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
+                          const framework::NodeInfo& node, int64_t* score) override;
+  bool HasNormalizeScore() const override { return true; }
+  framework::Status NormalizeScore(const framework::CycleState& state,
+                                   const framework::PodInfo& pod,
+                                   std::vector<framework::NodeScore>& scores) override;
+
+  // The current learned (or configured) distribution, normalised.
+  std::vector<WeightedShape> Distribution() const;
+  // The shape of `pod` (claims resolved through the DRA state); nullopt when
+  // a claim is missing or has more than one request.
+  std::optional<Shape> ShapeOf(const framework::PodInfo& pod) const;
+
+ private:
+  GpuFragmentationArgs args_;
+  framework::FrameworkHandle& handle_;
+  api::Symbol capacity_;
+  mutable std::mutex mu_;
+  absl::flat_hash_set<std::string> seen_;                    // pod uids
+  absl::flat_hash_map<std::string, WeightedShape> learned_;  // key -> shape, weight = count
+};
+
+absl::Status Register(framework::Registry& registry);
+
+}  // namespace gantry::plugins::gpu_fragmentation
+
+#endif  // GANTRY_PLUGINS_GPU_FRAGMENTATION_GPU_FRAGMENTATION_H_

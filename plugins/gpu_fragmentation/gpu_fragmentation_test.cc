@@ -1,0 +1,413 @@
+#include "plugins/gpu_fragmentation/gpu_fragmentation.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gantry/util/strings.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+#include "src/state/dra_state.h"
+#include "test/testing/objects.h"
+
+namespace gantry::plugins::gpu_fragmentation {
+namespace {
+
+constexpr int64_t kGpu = 1'000'000;  // one whole GPU: capacity 1000, in milli-units
+
+Shape Share(int64_t milli, int64_t cpu = 0) { return Shape{cpu, 1, milli * 1000, "gpu", {}}; }
+Shape Whole(int32_t count, int64_t cpu = 0) {
+  return Shape{cpu, count, count > 0 ? kGpu : 0, "gpu", {}};
+}
+
+NodeGpus Node(std::vector<int64_t> free_milli, int64_t cpu_free = 64000) {
+  NodeGpus g;
+  for (size_t i = 0; i < free_milli.size(); ++i) {
+    g.devices.push_back(static_cast<int32_t>(i));
+    g.free.push_back(free_milli[i] * 1000);
+    g.full.push_back(kGpu);
+  }
+  g.cpu_free = cpu_free;
+  return g;
+}
+
+std::vector<std::vector<bool>> AllMatch(size_t shapes, size_t devices, bool v = true) {
+  return std::vector<std::vector<bool>>(shapes, std::vector<bool>(devices, v));
+}
+
+TEST(Fragmentation, Table) {
+  struct Case {
+    const char* name;
+    NodeGpus node;
+    std::vector<WeightedShape> shapes;
+    bool match;
+    double want_milli;  // expected F / 1000
+  } cases[] = {
+      {"no free GPU, no fragment", Node({0, 0}), {{Share(500), 1}}, true, 0},
+      {"CPU-only shape: every free GPU is a fragment",
+       Node({1000, 500}),
+       {{Whole(0), 1}},
+       true,
+       1500},
+      {"share fits: only GPUs with less free count",
+       Node({1000, 500}),
+       {{Share(600), 1}},
+       true,
+       500},
+      {"share fits everywhere", Node({1000, 700}), {{Share(600), 1}}, true, 0},
+      {"whole GPUs: too few fully free -> all free",
+       Node({1000, 500}),
+       {{Whole(2), 1}},
+       true,
+       1500},
+      {"whole GPU fits: partial GPUs are fragments",
+       Node({1000, 500, 250}),
+       {{Whole(1), 1}},
+       true,
+       750},
+      {"too little CPU -> all free", Node({1000, 1000}, 1000), {{Share(100, 2000), 1}}, true, 2000},
+      {"devices do not match the selectors -> all free",
+       Node({1000}),
+       {{Share(100), 1}},
+       false,
+       1000},
+      {"weights mix",
+       Node({1000, 300}),
+       {{Share(500), 0.5}, {Whole(2), 0.25}, {Whole(0), 0.25}},
+       true,
+       0.5 * 300 + 0.25 * 1300 + 0.25 * 1300},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto m = AllMatch(c.shapes.size(), c.node.free.size(), c.match);
+    EXPECT_NEAR(Fragmentation(c.node, c.shapes, m), c.want_milli * 1000, 1e-6);
+    // The grouped table gives the same value (one selector group here).
+    ShapeTable t(c.shapes);
+    auto gm = AllMatch(t.groups().size(), c.node.free.size(), c.match);
+    EXPECT_NEAR(t.Fragmentation(c.node, gm), c.want_milli * 1000, 1e-6);
+  }
+}
+
+TEST(ShapeTable, AgreesWithFragmentationOnMixedShapes) {
+  // Several selector groups, counts, capacities and CPU requests.
+  std::vector<WeightedShape> shapes;
+  uint64_t x = 12345;
+  auto next = [&](uint64_t n) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % n;
+  };
+  for (int i = 0; i < 40; ++i) {
+    Shape s;
+    s.cpu_milli = 1000 * static_cast<int64_t>(next(16));
+    s.count = static_cast<int32_t>(next(4));
+    s.capacity = s.count == 1 && next(2) ? 1000 * static_cast<int64_t>(50 + next(900)) : kGpu;
+    if (s.count > 0) s.device_class = "gpu";
+    if (s.count > 0 && next(3) == 0) s.selectors = {gantry::StrCat("sel-", next(2))};
+    shapes.push_back({s, 1.0 + static_cast<double>(next(5))});
+  }
+  ShapeTable table(shapes);
+  for (int trial = 0; trial < 50; ++trial) {
+    SCOPED_TRACE(trial);
+    std::vector<int64_t> free;
+    const size_t n = 1 + next(8);
+    for (size_t i = 0; i < n; ++i) free.push_back(static_cast<int64_t>(next(5)) * 250);
+    NodeGpus node = Node(free, 1000 * static_cast<int64_t>(next(20)));
+    // Per-group device matches, expanded to per-shape for the reference.
+    std::vector<std::vector<bool>> group_matches;
+    for (size_t g = 0; g < table.groups().size(); ++g) {
+      std::vector<bool> m(n);
+      for (size_t i = 0; i < n; ++i) m[i] = next(4) != 0;
+      group_matches.push_back(m);
+    }
+    std::vector<std::vector<bool>> shape_matches;
+    for (const WeightedShape& ws : shapes) {
+      std::vector<bool> m(n, false);
+      for (size_t g = 0; g < table.groups().size(); ++g) {
+        if (table.groups()[g].device_class == ws.shape.device_class &&
+            table.groups()[g].selectors == ws.shape.selectors) {
+          m = group_matches[g];
+        }
+      }
+      shape_matches.push_back(m);
+    }
+    EXPECT_NEAR(table.Fragmentation(node, group_matches),
+                Fragmentation(node, shapes, shape_matches), 1e-3);
+  }
+}
+
+TEST(TopShapes, CoverageTable) {
+  std::vector<WeightedShape> counts = {
+      {Share(100), 50}, {Share(200), 30}, {Whole(1), 15}, {Whole(8), 5}};
+  struct Case {
+    double coverage;
+    size_t kept;
+  } cases[] = {{1.0, 4}, {0.95, 3}, {0.8, 2}, {0.5, 1}, {0.01, 1}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.coverage);
+    auto top = TopShapes(counts, c.coverage);
+    ASSERT_EQ(top.size(), c.kept);
+    double sum = 0;
+    for (const auto& ws : top) sum += ws.weight;
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+    EXPECT_EQ(top[0].shape, Share(100));
+  }
+  EXPECT_TRUE(TopShapes({}, 1.0).empty());
+}
+
+GpuFragmentationArgs DecodeArgs(std::string_view json, std::string* error) {
+  simdjson::dom::parser parser;
+  api::JsonValue v;
+  EXPECT_EQ(parser.parse(json).get(v), simdjson::SUCCESS) << json;
+  api::Decoder d(kArgsKind);
+  GpuFragmentationArgs a = GpuFragmentationArgs::Decode(d, v);
+  *error = d.ok() ? "" : d.error()->ToString();
+  return a;
+}
+
+TEST(GpuFragmentationArgs, DecodeTable) {
+  struct Case {
+    const char* name;
+    std::string json;
+    std::string error;  // substring; "" = valid
+  } cases[] = {
+      {"defaults", "null", ""},
+      {"all fields",
+       R"({"capacity":"x.io/milli","weighting":"Pods","coverage":0.95,"shapes":[{"cpuMilli":6000,"count":1,"capacity":"460","deviceClassName":"gpu","selectors":["true"],"weight":3},{"cpuMilli":1000,"count":0}]})",
+       ""},
+      {"unqualified capacity", R"({"capacity":"milli"})", "must be a qualified name"},
+      {"bad weighting", R"({"weighting":"Gpus"})", "Unsupported value: \"Gpus\""},
+      {"coverage 0", R"({"coverage":0})", "must be in (0, 1]"},
+      {"coverage above 1", R"({"coverage":1.5})", "must be in (0, 1]"},
+      {"shape without class", R"({"shapes":[{"count":1}]})",
+       "a shape with devices needs a device class"},
+      {"shape bad weight", R"({"shapes":[{"count":0,"weight":0}]})", "must be positive"},
+      {"shape unknown field", R"({"shapes":[{"gpus":1}]})", "unknown field \"gpus\""},
+      {"unknown field", R"({"window":10})", "unknown field \"window\""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string error;
+    GpuFragmentationArgs a = DecodeArgs(c.json, &error);
+    if (c.error.empty()) {
+      EXPECT_EQ(error, "");
+    } else {
+      EXPECT_NE(error.find(c.error), std::string::npos) << error;
+    }
+  }
+  std::string error;
+  GpuFragmentationArgs a = DecodeArgs(
+      R"({"weighting":"Pods","shapes":[{"cpuMilli":6000,"count":1,"capacity":"460","deviceClassName":"gpu"}]})",
+      &error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(a.weighting, Weighting::kPods);
+  ASSERT_EQ(a.shapes.size(), 1u);
+  EXPECT_EQ(a.shapes[0].shape, (Shape{6000, 1, 460'000, "gpu", {}}));
+  EXPECT_EQ(a.shapes[0].weight, 1.0);
+  // ToJson round-trips.
+  std::string round = a.ToJson().dump();
+  GpuFragmentationArgs b = DecodeArgs(round, &error);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(b.shapes, a.shapes);
+}
+
+// ---- Plugin on a DRA state ----------------------------------------------
+
+template <typename T>
+std::shared_ptr<const T> Decode(const std::string& json, T (*fn)(api::Decoder&, api::JsonValue)) {
+  simdjson::dom::parser parser;
+  api::JsonValue v;
+  EXPECT_EQ(parser.parse(json).get(v), simdjson::SUCCESS) << json;
+  api::Decoder d("object");
+  T obj = fn(d, v);
+  EXPECT_TRUE(d.ok()) << d.error()->ToString();
+  return std::make_shared<const T>(std::move(obj));
+}
+
+std::shared_ptr<const api::ResourceSlice> Slice(const std::string& node, int gpus) {
+  std::string devs;
+  for (int i = 0; i < gpus; ++i) {
+    devs += gantry::StrCat(
+        i ? "," : "", R"({"name":"gpu-)", i,
+        R"(","allowMultipleAllocations":true,"attributes":{"model":{"string":"T4"}},"capacity":{"milli":{"value":"1000","requestPolicy":{"default":"1000","validRange":{"min":"1","step":"1"}}}}})");
+  }
+  return Decode<api::ResourceSlice>(
+      gantry::StrCat(R"({"metadata":{"name":")", node,
+                     R"(-gpus"},"spec":{"driver":"gpu.gantry.dev","pool":{"name":")", node,
+                     R"(","generation":1,"resourceSliceCount":1},"nodeName":")", node,
+                     R"(","devices":[)", devs, "]}}"),
+      &api::DecodeResourceSlice);
+}
+
+// A claim for `count` devices of `milli` each; `constrained` adds a
+// matchAttribute constraint (trivially met) that takes the allocator path.
+std::shared_ptr<const api::ResourceClaim> Claim(const std::string& name, int count, int milli,
+                                                bool constrained = false) {
+  return Decode<api::ResourceClaim>(
+      gantry::StrCat(
+          R"({"metadata":{"name":")", name, R"(","namespace":"default","uid":"uid-)", name,
+          R"("},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu","count":)",
+          count, R"(,"capacity":{"requests":{"milli":")", milli, R"("}}}}])",
+          constrained ? R"(,"constraints":[{"matchAttribute":"gpu.gantry.dev/model"}])" : "",
+          "}}}"),
+      &api::DecodeResourceClaim);
+}
+
+// An allocated claim consuming `milli` of `device` on `node`.
+std::shared_ptr<const api::ResourceClaim> Used(const std::string& name, const std::string& node,
+                                               const std::string& device, int milli) {
+  return Decode<api::ResourceClaim>(
+      gantry::StrCat(
+          R"({"metadata":{"name":")", name, R"(","namespace":"default","uid":"uid-)", name,
+          R"("},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu","capacity":{"requests":{"milli":")",
+          milli,
+          R"("}}}}]}},"status":{"allocation":{"devices":{"results":[{"request":"gpu","driver":"gpu.gantry.dev","pool":")",
+          node, R"(","device":")", device, R"(","shareID":"s-)", name,
+          R"(","consumedCapacity":{"milli":")", milli,
+          R"("}}]}},"reservedFor":[{"resource":"pods","name":"x","uid":"x-)", name, R"("}]}})"),
+      &api::DecodeResourceClaim);
+}
+
+framework::PodInfoPtr PodWithClaim(const std::string& uid, const std::string& claim,
+                                   int64_t cpu_milli = 1000) {
+  return testing::PodInfoFromYaml(
+      gantry::StrCat("metadata: {name: ", uid, ", namespace: default, uid: ", uid,
+                     "}\nspec: {containers: [{name: c, resources: {requests: {cpu: ", cpu_milli,
+                     "m}}}], resourceClaims: [{name: gpus, resourceClaimName: ", claim, "}]}"));
+}
+
+struct Fixture {
+  explicit Fixture(int gpus_a = 2, int gpus_b = 2) {
+    handle.SetDra(&dra);
+    handle.AddNode(testing::MakeNodeInfo(testing::SimpleNode("node-a", 64000, int64_t{1} << 36)));
+    handle.AddNode(testing::MakeNodeInfo(testing::SimpleNode("node-b", 64000, int64_t{1} << 36)));
+    dra.UpsertClass(Decode<api::DeviceClass>(
+        R"({"metadata":{"name":"gpu"},"spec":{"selectors":[{"cel":{"expression":"device.driver == \"gpu.gantry.dev\""}}]}})",
+        &api::DecodeDeviceClass));
+    dra.UpsertSlice(Slice("node-a", gpus_a));
+    dra.UpsertSlice(Slice("node-b", gpus_b));
+  }
+  // Raw scores per node (before normalisation), then normalised.
+  std::vector<framework::NodeScore> Scores(GpuFragmentation& p, const framework::PodInfo& pod,
+                                           bool normalise) {
+    framework::CycleState st;
+    framework::PreFilterResult pr;
+    p.PreFilter(st, pod, handle.NodeInfos(), &pr);
+    std::vector<const framework::NodeInfo*> nodes(handle.NodeInfos().begin(),
+                                                  handle.NodeInfos().end());
+    EXPECT_TRUE(p.PreScore(st, pod, nodes).IsSuccess());
+    std::vector<framework::NodeScore> out;
+    for (const framework::NodeInfo* n : nodes) {
+      int64_t s = 0;
+      EXPECT_TRUE(p.Score(st, pod, *n, &s).IsSuccess());
+      out.push_back({n->name(), s});
+    }
+    if (normalise) {
+      EXPECT_TRUE(p.NormalizeScore(st, pod, out).IsSuccess());
+    }
+    return out;
+  }
+  state::DraState dra;
+  testing::FakeHandle handle;
+};
+
+GpuFragmentationArgs FixedShapes(std::vector<WeightedShape> shapes) {
+  GpuFragmentationArgs a;
+  a.shapes = std::move(shapes);
+  return a;
+}
+
+TEST(GpuFragmentation, ScoreIsFragmentationDecrease) {
+  // node-a: gpu-0 has 400 left. node-b: both GPUs idle. Shapes: 400-shares
+  // and whole GPUs, equally likely. A 400 pod on node-a fills gpu-0 (F 400
+  // -> 0, +400); on node-b it breaks a whole GPU (F 0 -> 600, -600).
+  Fixture f;
+  f.dra.UpsertClaim(Used("old", "node-a", "gpu-0", 600));
+  f.dra.UpsertClaim(Claim("new", 1, 400));
+  GpuFragmentation p(FixedShapes({{Share(400), 1}, {Whole(1), 1}}), f.handle);
+  auto pod = PodWithClaim("p1", "new");
+  auto raw = f.Scores(p, *pod, false);
+  EXPECT_EQ(raw[0].score, 200'000);   // 0.5 * 400 (milli-units x1000)
+  EXPECT_EQ(raw[1].score, -300'000);  // 0.5 * -600
+  auto norm = f.Scores(p, *pod, true);
+  EXPECT_EQ(norm[0].score, 100);
+  EXPECT_EQ(norm[1].score, 0);
+}
+
+TEST(GpuFragmentation, FastPathAgreesWithAllocator) {
+  struct Case {
+    const char* name;
+    std::vector<std::pair<std::string, int>> used;  // "node/device" -> milli
+    int count, milli;
+  } cases[] = {
+      {"share on idle nodes", {}, 1, 300},
+      {"share skips a full GPU", {{"node-a/gpu-0", 900}, {"node-b/gpu-1", 500}}, 1, 200},
+      {"share does not fit first GPU", {{"node-a/gpu-0", 700}, {"node-b/gpu-0", 100}}, 1, 400},
+      {"two whole GPUs", {{"node-a/gpu-1", 100}}, 2, 1000},
+      {"whole GPU", {{"node-a/gpu-0", 1000}, {"node-b/gpu-2", 10}}, 1, 1000},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f(4, 4);
+    int i = 0;
+    for (const auto& [where, milli] : c.used) {
+      const size_t slash = where.find('/');
+      f.dra.UpsertClaim(
+          Used(gantry::StrCat("u", i++), where.substr(0, slash), where.substr(slash + 1), milli));
+    }
+    f.dra.UpsertClaim(Claim("fast", c.count, c.milli));
+    f.dra.UpsertClaim(Claim("slow", c.count, c.milli, /*constrained=*/true));
+    GpuFragmentation p(
+        FixedShapes({{Share(300), 2}, {Share(600), 1}, {Whole(1), 3}, {Whole(2), 1}}), f.handle);
+    auto fast = f.Scores(p, *PodWithClaim("p-fast", "fast"), false);
+    auto slow = f.Scores(p, *PodWithClaim("p-slow", "slow"), false);
+    ASSERT_EQ(fast.size(), slow.size());
+    for (size_t n = 0; n < fast.size(); ++n)
+      EXPECT_EQ(fast[n].score, slow[n].score) << fast[n].name;
+  }
+}
+
+TEST(GpuFragmentation, LearnsShapesFromArrivingPods) {
+  Fixture f;
+  f.dra.UpsertClaim(Claim("a", 1, 500));
+  f.dra.UpsertClaim(Claim("b", 2, 1000));
+  GpuFragmentationArgs args;
+  args.weighting = Weighting::kPods;
+  GpuFragmentation p(args, f.handle);
+  framework::CycleState st;
+  framework::PreFilterResult pr;
+  auto pa = PodWithClaim("pa", "a", 2000);
+  auto pb = PodWithClaim("pb", "b", 4000);
+  auto cpu = testing::PodInfoFromYaml(
+      "metadata: {name: c, namespace: default, uid: c}\nspec: {containers: [{name: "
+      "c, resources: {requests: {cpu: 1}}}]}");
+  for (const auto* pod : {pa.get(), pa.get(), pb.get(), cpu.get(), pb.get()}) {
+    p.PreFilter(st, *pod, f.handle.NodeInfos(), &pr);  // the same uid counts once
+  }
+  auto d = p.Distribution();
+  ASSERT_EQ(d.size(), 3u);
+  for (const WeightedShape& ws : d) EXPECT_NEAR(ws.weight, 1.0 / 3, 1e-12) << ws.shape.Key();
+  // Per unit of demand: 500 vs 2000 vs 0 milli-GPU.
+  GpuFragmentation q(GpuFragmentationArgs{}, f.handle);
+  for (const auto* pod : {pa.get(), pb.get(), cpu.get()})
+    q.PreFilter(st, *pod, f.handle.NodeInfos(), &pr);
+  d = q.Distribution();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].shape, (Shape{4000, 2, 1'000'000, "gpu", {}}));
+  EXPECT_NEAR(d[0].weight, 0.8, 1e-12);
+  EXPECT_NEAR(d[1].weight, 0.2, 1e-12);
+}
+
+TEST(GpuFragmentation, SkipsWithoutDraOrShapes) {
+  testing::FakeHandle handle;
+  GpuFragmentation p(GpuFragmentationArgs{}, handle);
+  auto pod =
+      testing::PodInfoFromYaml("metadata: {name: c, uid: c}\nspec: {containers: [{name: c}]}");
+  framework::CycleState st;
+  EXPECT_TRUE(p.PreScore(st, *pod, {}).IsSkip());
+  Fixture f;
+  GpuFragmentation q(GpuFragmentationArgs{}, f.handle);  // nothing learned yet
+  EXPECT_TRUE(q.PreScore(st, *pod, {}).IsSkip());
+}
+
+}  // namespace
+}  // namespace gantry::plugins::gpu_fragmentation
