@@ -64,7 +64,8 @@ nlohmann::json Nullable(const std::optional<double>& v) {
 }
 
 int Run(const std::string& nodes_path, const std::string& pods_path, const std::string& seeds_text,
-        const std::string& policy, double tune, int64_t max_pods, const std::string& json_path) {
+        const std::string& policy, const std::string& plugin_args, double tune, int64_t max_pods,
+        const std::string& json_path) {
   std::vector<uint64_t> seeds;
   if (!ParseSeeds(seeds_text, &seeds)) {
     std::fprintf(stderr, "gantry-fgd: --seeds \"%s\": expected N, A-B or a comma list\n",
@@ -92,7 +93,7 @@ int Run(const std::string& nodes_path, const std::string& pods_path, const std::
   }
   std::vector<ReplayResult> runs;
   for (uint64_t seed : seeds) {
-    auto cfg = gantry::fgd::PolicyConfig(policy, seed, *pods);
+    auto cfg = gantry::fgd::PolicyConfig(policy, seed, *pods, plugin_args);
     if (!cfg.ok()) {
       std::fprintf(stderr, "gantry-fgd: %s\n", std::string(cfg.status().message()).c_str());
       return 2;
@@ -139,6 +140,7 @@ int Run(const std::string& nodes_path, const std::string& pods_path, const std::
   if (!json_path.empty()) {
     nlohmann::json j;
     j["policy"] = policy;
+    if (!plugin_args.empty()) j["plugin_args"] = plugin_args;
     j["nodes"] = nodes_path;
     j["pods"] = pods_path;
     j["tune_ratio"] = tune;
@@ -224,6 +226,9 @@ int main(int argc, char** argv) {
   for (const std::string& n : gantry::fgd::PolicyNames())
     policies += (policies.empty() ? "" : ", ") + n;
   app.add_option("--policy", policy, "One of: " + policies);
+  std::string plugin_args;
+  app.add_option("--plugin-args", plugin_args,
+                 "JSON merged into GpuFragmentation's args (gpufrag, fgd)");
   app.add_option("--tune", tune,
                  "Inflate the GPU request to this multiple of capacity (default 1.3)");
   app.add_option("--max-pods", max_pods, "Submit only the first N arrivals (smoke runs)");
@@ -244,5 +249,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gantry-fgd: --nodes, --pods and --policy are required\n");
     return 2;
   }
-  return Run(nodes, pods, seeds, policy, tune, max_pods, json);
+  return Run(nodes, pods, seeds, policy, plugin_args, tune, max_pods, json);
 }

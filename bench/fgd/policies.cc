@@ -145,7 +145,8 @@ std::vector<std::string> PolicyNames() {
 }
 
 absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t seed,
-                                         const std::vector<TracePod>& pods) {
+                                         const std::vector<TracePod>& pods,
+                                         const std::string& plugin_args) {
   nlohmann::json c;
   if (policy == "default") {
     c = BaseConfig();
@@ -156,9 +157,12 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
         {"enabled", {{{"name", plugins::gpu_fragmentation::kName}}}}};
   } else if (policy == "fgd") {
     c = WithOnlyScore(plugins::gpu_fragmentation::kName);
-    c["profiles"][0]["pluginConfig"] = {
-        {{"name", plugins::gpu_fragmentation::kName},
-         {"args", {{"weighting", "Pods"}, {"coverage", 0.95}, {"shapes", FgdShapes(pods)}}}}};
+    c["profiles"][0]["pluginConfig"] = {{{"name", plugins::gpu_fragmentation::kName},
+                                         {"args",
+                                          {{"weighting", "Pods"},
+                                           {"coverage", 0.95},
+                                           {"tieBreak", "None"},
+                                           {"shapes", FgdShapes(pods)}}}}};
   } else if (policy == "bestfit") {
     c = WithOnlyScore(kBestFit);
   } else if (policy == "random") {
@@ -169,6 +173,19 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
     for (const std::string& n : PolicyNames()) names += (names.empty() ? "" : ", ") + n;
     return absl::InvalidArgumentError(
         gantry::StrCat("unknown policy \"", policy, "\" (known: ", names, ")"));
+  }
+  if (!plugin_args.empty()) {
+    if (policy != "gpufrag" && policy != "fgd") {
+      return absl::InvalidArgumentError(
+          "--plugin-args applies to the gpufrag and fgd policies only");
+    }
+    nlohmann::json extra = nlohmann::json::parse(plugin_args, nullptr, /*allow_exceptions=*/false);
+    if (!extra.is_object())
+      return absl::InvalidArgumentError("--plugin-args must be a JSON object");
+    nlohmann::json& pc = c["profiles"][0]["pluginConfig"];
+    if (pc.is_null())
+      pc = {{{"name", plugins::gpu_fragmentation::kName}, {"args", nlohmann::json::object()}}};
+    pc[0]["args"].update(extra);
   }
   return c.dump();
 }

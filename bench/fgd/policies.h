@@ -29,9 +29,12 @@ namespace gantry::fgd {
 
 std::vector<std::string> PolicyNames();
 
-// The configuration (JSON text) of `policy` for one run.
+// The configuration (JSON text) of `policy` for one run. `plugin_args` (a
+// JSON object, may be empty) is merged into the policy's GpuFragmentation
+// args (gpufrag and fgd only), for experiments.
 absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t seed,
-                                         const std::vector<TracePod>& pods);
+                                         const std::vector<TracePod>& pods,
+                                         const std::string& plugin_args = "");
 
 // Registers the bench-only baselines FgdBestFit and FgdRandom.
 absl::Status RegisterBaselinePlugins(framework::Registry& registry);

@@ -194,6 +194,18 @@ GpuFragmentationArgs GpuFragmentationArgs::Decode(api::Decoder& d, api::JsonValu
       }
       return true;
     }
+    if (key == "tieBreak") {
+      std::string_view t = d.String(value);
+      if (t == "Packing") {
+        a.tie_break = TieBreak::kPacking;
+      } else if (t == "None") {
+        a.tie_break = TieBreak::kNone;
+      } else {
+        d.Fail(gantry::StrCat("Unsupported value: \"", t,
+                              "\": supported values: \"None\", \"Packing\""));
+      }
+      return true;
+    }
     if (key == "coverage") {
       a.coverage = d.Double(value);
       if (!(a.coverage > 0 && a.coverage <= 1)) d.Fail("must be in (0, 1]");
@@ -254,6 +266,7 @@ nlohmann::json GpuFragmentationArgs::ToJson() const {
           {"capacity", capacity},
           {"weighting", weighting == Weighting::kPods ? "Pods" : "Demand"},
           {"coverage", coverage},
+          {"tieBreak", tie_break == TieBreak::kPacking ? "Packing" : "None"},
           {"shapes", shapes_json}};
 }
 
@@ -567,7 +580,13 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
   }
   const double delta =
       data.table->Fragmentation(before, matches) - data.table->Fragmentation(after, matches);
-  *score = std::llround(delta);
+  int64_t bonus = 0;
+  if (args_.tie_break == TieBreak::kPacking) {
+    int64_t left = 0;  // capacity units left on the node after the placement
+    for (int64_t f : after.free) left += f / 1000;
+    bonus = kTieRange - 1 - std::min<int64_t>(left, kTieRange - 1);
+  }
+  *score = std::llround(delta) * kTieRange + bonus;
   return Status();
 }
 
@@ -584,8 +603,16 @@ Status GpuFragmentation::NormalizeScore(const framework::CycleState&, const fram
       s.score = 0;
       continue;
     }
+    // Only the best raw score maps to the maximum, so rounding never makes
+    // a worse node tie with the best one.
+    if (s.score == hi) {
+      s.score = framework::kMaxNodeScore;
+      continue;
+    }
     const double x = static_cast<double>(s.score - lo) / static_cast<double>(hi - lo);
-    s.score = std::llround(x * static_cast<double>(framework::kMaxNodeScore));
+    s.score =
+        std::min<int64_t>(framework::kMaxNodeScore - 1,
+                          static_cast<int64_t>(x * static_cast<double>(framework::kMaxNodeScore)));
   }
   return Status();
 }

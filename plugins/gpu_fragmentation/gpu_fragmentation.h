@@ -46,6 +46,9 @@ namespace gantry::plugins::gpu_fragmentation {
 inline constexpr std::string_view kName = "GpuFragmentation";
 inline constexpr std::string_view kArgsKind = "GpuFragmentationArgs";
 inline constexpr std::string_view kStateKey = "PreScoreGpuFragmentation";
+// Raw score = round(fragmentation decrease, milli-units) * kTieRange + the
+// tie-break bonus (in [0, kTieRange)).
+inline constexpr int64_t kTieRange = int64_t{1} << 20;
 
 // One pod shape. `count` 0 means the pod asks for no device.
 struct Shape {
@@ -66,12 +69,17 @@ struct WeightedShape {
 };
 
 enum class Weighting : uint8_t { kPods, kDemand };
+// Among nodes with the same fragmentation decrease: kPacking prefers the
+// node with the least capacity left after the placement; kNone leaves the
+// tie to the framework's seeded selectHost.
+enum class TieBreak : uint8_t { kNone, kPacking };
 
 struct GpuFragmentationArgs {
   // Qualified name of the device capacity that measures the shared unit.
   std::string capacity = "gpu.gantry.dev/milli";
   Weighting weighting = Weighting::kDemand;
   double coverage = 1.0;  // (0, 1]
+  TieBreak tie_break = TieBreak::kPacking;
   // Fixed distribution; empty = learn from arriving pods.
   std::vector<WeightedShape> shapes;
 

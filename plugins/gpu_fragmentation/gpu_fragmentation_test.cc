@@ -176,6 +176,8 @@ TEST(GpuFragmentationArgs, DecodeTable) {
        ""},
       {"unqualified capacity", R"({"capacity":"milli"})", "must be a qualified name"},
       {"bad weighting", R"({"weighting":"Gpus"})", "Unsupported value: \"Gpus\""},
+      {"tie break", R"({"tieBreak":"None"})", ""},
+      {"bad tie break", R"({"tieBreak":"Spread"})", "Unsupported value: \"Spread\""},
       {"coverage 0", R"({"coverage":0})", "must be in (0, 1]"},
       {"coverage above 1", R"({"coverage":1.5})", "must be in (0, 1]"},
       {"shape without class", R"({"shapes":[{"count":1}]})",
@@ -323,14 +325,37 @@ TEST(GpuFragmentation, ScoreIsFragmentationDecrease) {
   Fixture f;
   f.dra.UpsertClaim(Used("old", "node-a", "gpu-0", 600));
   f.dra.UpsertClaim(Claim("new", 1, 400));
-  GpuFragmentation p(FixedShapes({{Share(400), 1}, {Whole(1), 1}}), f.handle);
+  GpuFragmentationArgs args = FixedShapes({{Share(400), 1}, {Whole(1), 1}});
+  args.tie_break = TieBreak::kNone;
+  GpuFragmentation p(args, f.handle);
   auto pod = PodWithClaim("p1", "new");
   auto raw = f.Scores(p, *pod, false);
-  EXPECT_EQ(raw[0].score, 200'000);   // 0.5 * 400 (milli-units x1000)
-  EXPECT_EQ(raw[1].score, -300'000);  // 0.5 * -600
+  EXPECT_EQ(raw[0].score, 200'000 * kTieRange);   // 0.5 * 400 (milli-units x1000)
+  EXPECT_EQ(raw[1].score, -300'000 * kTieRange);  // 0.5 * -600
   auto norm = f.Scores(p, *pod, true);
   EXPECT_EQ(norm[0].score, 100);
   EXPECT_EQ(norm[1].score, 0);
+}
+
+TEST(GpuFragmentation, TieBreakTable) {
+  // Only whole-GPU pods are expected and a whole GPU is placed: the decrease
+  // is 0 on both nodes (no partial GPU either way). Packing prefers node-a,
+  // which has less left; without a tie-break both score the maximum.
+  struct Case {
+    TieBreak tie;
+    int64_t want_a, want_b;
+  } cases[] = {{TieBreak::kPacking, 100, 0}, {TieBreak::kNone, 0, 0}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.tie));
+    Fixture f(2, 4);
+    f.dra.UpsertClaim(Claim("new", 1, 1000));
+    GpuFragmentationArgs args = FixedShapes({{Whole(1), 1}});
+    args.tie_break = c.tie;
+    GpuFragmentation p(args, f.handle);
+    auto s = f.Scores(p, *PodWithClaim("p", "new"), true);
+    EXPECT_EQ(s[0].score, c.want_a);
+    EXPECT_EQ(s[1].score, c.want_b);
+  }
 }
 
 TEST(GpuFragmentation, FastPathAgreesWithAllocator) {
