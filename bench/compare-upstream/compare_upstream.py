@@ -94,7 +94,7 @@ SIZES = {
     "DRA": {"full": {"nodes": 500, "devices": 8, "pods": 4000},
             "quick": {"nodes": 16, "devices": 8, "pods": 128}},
     # scheduler_perf's performance sizes have 750-2250 gangs; upstream v1.37.2 evaluates every rack
-    # placement for every gang (~1.2 CPU-seconds per gang measured here), which would take hours on
+    # placement for every gang (~1.2 CPU-seconds per gang with 1500 pending), which would take hours on
     # a shared 2-core machine, so the default full size keeps the 5000 nodes and runs 100 gangs.
     # --size gangs=1500 restores TopologyAwareScheduling/5000Nodes_1500Gangs_6000Pods.
     "GangTopology": {"full": {"nodes": 5000, "rack_size": 100, "gangs": 100, "gang_size": 4},
