@@ -110,6 +110,7 @@ void BM_PreemptionAsync(benchmark::State& state) {
 }
 BENCHMARK(BM_PreemptionAsync)
     ->Args({500, 2000, 500})
+    ->Args({5000, 20000, 1000})
     ->Args({5000, 20000, 5000})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)

@@ -911,6 +911,17 @@ std::vector<std::pair<std::string, PodInfoPtr>> SchedulingQueue::Nominations() c
   return out;
 }
 
+void SchedulingQueue::ForEachNomination(
+    const std::function<void(std::string_view, const PodInfoPtr&)>& fn) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [uid, n] : nominated_by_uid_) fn(n.node, n.pod);
+}
+
+bool SchedulingQueue::HasNominations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !nominated_by_uid_.empty();
+}
+
 std::optional<std::string> SchedulingQueue::NominatedNodeFor(std::string_view uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nominated_by_uid_.find(AsAbsl(uid));

@@ -269,6 +269,10 @@ class SchedulingQueue {
   // Every nomination as (node, latest PodInfo), in no particular order; for
   // keeping nominated room (src/scheduler/group_preemption.h).
   std::vector<std::pair<std::string, PodInfoPtr>> Nominations() const;
+  // Calls fn(node, pod) for every nomination under the queue's lock (fn must
+  // not call back into the queue); no copies.
+  void ForEachNomination(const std::function<void(std::string_view, const PodInfoPtr&)>& fn) const;
+  bool HasNominations() const;
 
   // ---- Introspection -----------------------------------------------------
 

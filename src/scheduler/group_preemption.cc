@@ -41,18 +41,18 @@ namespace gantry::scheduler {
 NominatedRoom::NominatedRoom(state::Snapshot& snapshot, const queue::SchedulingQueue& queue,
                              int32_t priority,
                              const std::function<bool(const framework::PodInfo&)>& skip) {
-  std::vector<std::pair<std::string, framework::PodInfoPtr>> nominations = queue.Nominations();
-  if (nominations.empty()) return;
-  // Deterministic order (the queue's map is unordered).
-  std::sort(nominations.begin(), nominations.end(), [](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first < b.first;
-    return a.second->uid() < b.second->uid();
+  if (!queue.HasNominations()) return;
+  // Collected under the queue's lock, applied after (skip may lock the cache).
+  std::vector<std::pair<framework::NodeInfo*, framework::PodInfoPtr>> wanted;
+  queue.ForEachNomination([&](std::string_view node_name, const framework::PodInfoPtr& pod) {
+    if (pod->priority < priority) return;
+    if (framework::NodeInfo* node = snapshot.GetMutable(node_name)) wanted.emplace_back(node, pod);
   });
-  for (const auto& [node_name, pod] : nominations) {
-    if (pod->priority < priority || skip(*pod)) continue;
-    framework::NodeInfo* node = snapshot.GetMutable(node_name);
-    if (node == nullptr) continue;
-    bool present = false;
+  // The order of pods within a node does not change any verdict, so the
+  // queue's (unordered) iteration is fine.
+  for (const auto& [node, pod] : wanted) {
+    if (skip(*pod)) continue;
+    bool present = false;  // already assumed or bound there
     for (const framework::PodInfoPtr& p : node->pods()) present |= p->uid() == pod->uid();
     if (present) continue;
     node->AddPod(pod);

@@ -266,7 +266,7 @@ bool Scheduler::ScheduleOne(bool blocking) {
   {
     // Room nominated to preemptors of >= priority stays theirs (group_preemption.h).
     NominatedRoom room(snapshot_, *queue_, pod.priority, [&](const framework::PodInfo& p) {
-      return p.uid() == uid || state_.NodeOf(p.uid()).has_value();
+      return p.uid() == uid;
     });
     st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
   }
