@@ -74,7 +74,8 @@ struct ResolvedClaim {
 
 struct Shared {
   std::mutex mu;
-  absl::flat_hash_map<std::string, std::vector<api::AllocationResult>> node_allocations;
+  // Filter's solution per node (compact; materialized for the node Reserve picks).
+  absl::flat_hash_map<std::string, dra::NodeAllocation> node_allocations;
   absl::flat_hash_set<size_t> unavailable;  // allocated claims that did not fit some node
 };
 
@@ -279,12 +280,12 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
   if (args_.filter_timeout_micros > 0) {
     deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(args_.filter_timeout_micros);
   }
-  dra::NodeAllocation out = data.allocator->Allocate(*n, deadline);
+  dra::NodeAllocation out = data.allocator->Allocate(*n, deadline, /*materialize=*/false);
   using R = dra::NodeAllocation::Result;
   switch (out.result) {
     case R::kSuccess: {
       std::lock_guard<std::mutex> lock(data.shared->mu);
-      data.shared->node_allocations[n->meta.name] = std::move(out.allocations);
+      data.shared->node_allocations.insert_or_assign(n->meta.name, std::move(out));
       return Status();
     }
     case R::kFatal:
@@ -339,27 +340,10 @@ Status DynamicResources::Score(const framework::CycleState& state, const framewo
   auto read = state.Read<CycleData>(kStateKey);
   if (!read.ok()) return Status();  // PreFilter skipped: no claims
   CycleData& data = **read;
-  std::vector<api::AllocationResult> allocs;
-  {
-    std::lock_guard<std::mutex> lock(data.shared->mu);
-    auto it = data.shared->node_allocations.find(gantry::AsAbsl(node.name()));
-    if (it == data.shared->node_allocations.end()) return Status();
-    allocs = it->second;
-  }
-  for (const ResolvedClaim& rc : data.claims) {
-    if (!rc.allocate) continue;
-    const api::AllocationResult& a = allocs[static_cast<size_t>(rc.alloc_index)];
-    absl::flat_hash_set<std::string_view> seen;
-    for (const api::DeviceRequestAllocationResult& r : a.results) {
-      auto [parent, sub] = api::SplitQualifiedName(r.request.view());
-      if (parent.empty() || !seen.insert(parent).second) continue;
-      const api::DeviceRequest* req = rc.claim->spec.FindRequest(parent);
-      if (req == nullptr) continue;
-      for (size_t i = 0; i < req->first_available.size(); ++i) {
-        if (req->first_available[i].name.view() == sub) *score += 8 - static_cast<int64_t>(i);
-      }
-    }
-  }
+  std::lock_guard<std::mutex> lock(data.shared->mu);
+  auto it = data.shared->node_allocations.find(gantry::AsAbsl(node.name()));
+  if (it == data.shared->node_allocations.end()) return Status();
+  *score = it->second.prioritized_score;
   return Status();
 }
 
@@ -380,7 +364,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     if (it == data.shared->node_allocations.end()) {
       return Status::Error(gantry::StrCat("no device allocation was computed for node ", node));
     }
-    data.reserved = it->second;
+    data.reserved = data.allocator->Materialize(node, it->second.solution);
   }
   data.reserved_node = std::string(node);
   state::DraState* dra = handle_.Dra();

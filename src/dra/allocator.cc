@@ -68,7 +68,9 @@ struct ReqSpec {
   const api::DeviceClass* cls = nullptr;
   std::vector<Selector> selectors;  // class selectors, then request selectors
   int sub_index = -1;
-  // capacity.requests resolved per driver lazily; kept as written here.
+  api::Symbol name_sym;  // `name`, interned once
+  int alt_id = 0;        // dense index over all alternatives of all claims
+  int ri = 0;            // index of the request in its claim
 };
 
 struct ReqInfo {
@@ -95,6 +97,8 @@ struct ClaimInfo {
   std::vector<ReqInfo> reqs;
   std::vector<ConstraintInfo> constraints;
   std::string label;  // "claim ns/name"
+  int req_offset = 0;  // first index of this claim's requests in flat per-request arrays
+  int con_offset = 0;  // first index of this claim's constraints in flat per-constraint arrays
 };
 
 }  // namespace
@@ -102,6 +106,10 @@ struct ClaimInfo {
 struct Allocator::Impl {
   AllocatorOptions options;
   std::vector<ClaimInfo> claims;
+  int num_alts = 0;
+  int num_reqs = 0;
+  int num_constraints = 0;
+  std::vector<const ReqSpec*> alts;  // by alt_id
 };
 
 Allocator::~Allocator() = default;
@@ -240,114 +248,182 @@ absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(
                                                        " exceeds the claim limit of ", kMaxResults));
     }
     ci.claim = std::move(claim);
+    ci.req_offset = a->impl_->num_reqs;
+    ci.con_offset = a->impl_->num_constraints;
+    a->impl_->num_reqs += static_cast<int>(ci.reqs.size());
+    a->impl_->num_constraints += static_cast<int>(ci.constraints.size());
+    for (size_t r = 0; r < ci.reqs.size(); ++r) {
+      for (ReqSpec& rs : ci.reqs[r].alts) {
+        rs.name_sym = api::Symbol::Intern(rs.name);
+        rs.alt_id = a->impl_->num_alts++;
+        rs.ri = static_cast<int>(r);
+      }
+    }
     a->impl_->claims.push_back(std::move(ci));
+  }
+  a->impl_->alts.resize(static_cast<size_t>(a->impl_->num_alts));
+  for (const ClaimInfo& ci : a->impl_->claims) {
+    for (const ReqInfo& ri : ci.reqs) {
+      for (const ReqSpec& rs : ri.alts) a->impl_->alts[static_cast<size_t>(rs.alt_id)] = &rs;
+    }
   }
   return a;
 }
 
 namespace {
 
-// Attribute values of a device for a constraint (a scalar is a 1-element list).
-bool DeviceValues(const api::Device& d, api::Symbol attr, std::vector<api::AttributeValue>* out) {
-  out->clear();
+// Appends the values of attribute `attr` of a device (a scalar is a
+// 1-element list); false when the device lacks it.
+bool AppendValues(const api::Device& d, api::Symbol attr, std::vector<api::AttributeValue>* out) {
   if (const api::DeviceAttribute* a = d.FindAttribute(attr)) {
     out->push_back(a->value);
     return true;
   }
   if (const api::DeviceListAttribute* l = d.FindListAttribute(attr)) {
-    *out = l->values;
+    out->insert(out->end(), l->values.begin(), l->values.end());
     return true;
   }
   return false;
 }
 
-bool Contains(const std::vector<api::AttributeValue>& v, const api::AttributeValue& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
+template <typename It>
+bool ContainsIn(It begin, It end, const api::AttributeValue& x) {
+  return std::find(begin, end, x) != end;
 }
 
-// Per-search mutable state (one per Allocate call).
+// Candidate devices of one request alternative on the node.
+struct Candidates {
+  bool computed = false;
+  std::vector<int32_t> devices;
+  int64_t free = 0;
+  std::string error;  // fatal (CEL)
+  void Reset() {
+    computed = false;
+    devices.clear();
+    free = 0;
+    error.clear();
+  }
+};
+
+// Values pushed by the devices added under one constraint: entry i is
+// values[frames[i] .. frames[i+1]) (the last one ends at values.end()).
+// matchAttribute pushes the running intersection, distinctAttribute the
+// device's own values.
+struct ConstraintStack {
+  std::vector<api::AttributeValue> values;
+  std::vector<uint32_t> frames;
+  void Clear() {
+    values.clear();
+    frames.clear();
+  }
+};
+
+struct PickRec {
+  int32_t device = 0;
+  int claim = 0;
+  bool admin = false;
+  bool shared = false;  // multi-allocation device (never marked in use)
+  const ReqSpec* rs = nullptr;
+  uint32_t pushed_begin = 0, pushed_end = 0;      // Scratch::pushed
+  uint32_t counters_begin = 0, counters_end = 0;  // Scratch::counter_deltas
+  uint32_t capacity_begin = 0, capacity_end = 0;  // Scratch::capacity_deltas (= consumedCapacity)
+};
+
+// Buffers of one search, kept per thread and reused, so that a Filter call
+// on the common path does not allocate until it builds its result.
+struct Scratch {
+  std::vector<int32_t> node_devices;
+  std::vector<int32_t> slices;
+  std::vector<Candidates> cands;             // per alternative (ReqSpec::alt_id)
+  std::vector<int> chosen_alt;               // per request (ClaimInfo::req_offset + ri)
+  std::vector<int> results_count;            // per claim
+  std::vector<ConstraintStack> constraints;  // per constraint (ClaimInfo::con_offset + k)
+  std::vector<PickRec> picks;
+  std::vector<int32_t> pushed;  // flat constraint indexes pushed by picks
+  std::vector<std::pair<std::pair<int32_t, int64_t>, int64_t>> counter_deltas;  // ((pool, key), delta)
+  std::vector<std::pair<std::pair<int32_t, api::Symbol>, int64_t>> capacity_deltas;  // ((device, name), delta)
+  // Counters: (pool, set*1000+counter) -> consumed in this run; base availability per pool.
+  absl::flat_hash_map<std::pair<int32_t, int64_t>, int64_t> run_counters;
+  absl::flat_hash_map<int32_t, absl::flat_hash_map<int64_t, int64_t>> pool_available;
+  absl::flat_hash_map<std::pair<int32_t, api::Symbol>, int64_t> run_capacity;
+  std::vector<api::AttributeValue> values, values2;
+  std::vector<std::pair<api::Symbol, int64_t>> consumed;
+  cel::DeviceInputBuilder builder;
+};
+
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// Per-search state (one per Allocate call); buffers live in a Scratch.
 class Search {
  public:
   Search(const Allocator::Impl& impl, const state::DraSnapshot& snap, const api::Node& node,
-         Clock::time_point deadline)
+         Clock::time_point deadline, Scratch& scratch)
       : impl_(impl),
         f_(impl.options.features),
-        snap_(snap),
         inv_(*snap.inventory),
         alloc_(*snap.allocations),
         node_(node),
-        deadline_(deadline) {}
+        deadline_(deadline),
+        s_(scratch) {}
 
-  NodeAllocation Run();
+  NodeAllocation Run(bool materialize);
 
  private:
-  struct Pick {
-    int32_t device;
-    int claim;
-    bool admin;
-    bool shared;
-  };
-  struct ConstraintState {
-    std::vector<std::vector<api::AttributeValue>> stack;  // match: intersections; distinct: values per device
-  };
   enum class Step : uint8_t { kOk, kFail, kSizeExceeded, kAbort };
 
-  // Candidate devices of a request alternative on this node.
-  struct Candidates {
-    bool computed = false;
-    std::vector<int32_t> devices;
-    int64_t free = 0;
-    std::string error;  // fatal (CEL)
-    bool incomplete_pool = false;
-    bool invalid_pool = false;
-  };
-
-  const Candidates& CandidatesFor(int ci, int ri, int alt);
+  const std::vector<int32_t>& NodeDevices();
+  const Candidates& CandidatesFor(const ClaimInfo& claim, const ReqSpec& rs);
   std::optional<bool> Selectable(const ReqSpec& rs, int32_t dev, std::string* error);
   Step SearchFrom(int ci, int ri, int slot, size_t start);
   bool TryAdd(int ci, const ReqSpec& rs, int32_t dev);
   void Undo();
   bool ConstraintsAccept(int ci, const ReqSpec& rs, int32_t dev);
   bool InUse(int ci, bool admin, int32_t dev) const;
-  bool CountersFit(int32_t dev, bool apply);
-  std::optional<std::vector<std::pair<api::Symbol, int64_t>>> CapacityFor(const ReqSpec& rs, int32_t dev) const;
-  api::AllocationResult BuildResult(int ci);
+  bool CountersFit(int32_t dev);
+  // Consumed capacities of a multi-allocation device for the request, into
+  // s_.consumed; false when the device cannot serve it.
+  bool CapacityFor(const ReqSpec& rs, int32_t dev, std::vector<std::pair<api::Symbol, int64_t>>* out) const;
 
   const Allocator::Impl& impl_;
   const Features& f_;
-  const state::DraSnapshot& snap_;
   const state::DraInventory& inv_;
   const state::DraAllocations& alloc_;
   const api::Node& node_;
   Clock::time_point deadline_;
+  Scratch& s_;
   int64_t steps_ = 0;
   bool aborted_ = false;
   std::string fatal_;
   bool saw_invalid_pool_ = false;
-
-  std::vector<int32_t> node_devices_;  // devices visible from the node, in order
-  bool node_devices_done_ = false;
-  absl::flat_hash_map<int64_t, Candidates> cands_;  // (ci, ri, alt)
-  std::vector<std::vector<int>> chosen_alt_;         // per claim, per request
-  std::vector<std::vector<int64_t>> all_counts_;     // per claim, per request: All-mode size
-
-  struct Undoable {
-    Pick pick;
-    api::DeviceRequestAllocationResult result;
-    std::vector<std::pair<int, size_t>> constraint_pushes;  // (constraint index, previous stack size)
-    std::vector<std::pair<std::pair<int32_t, int64_t>, int64_t>> counter_deltas;  // ((pool, key), delta)
-    std::vector<std::pair<std::pair<int32_t, api::Symbol>, int64_t>> capacity_deltas;
-  };
-  std::vector<Undoable> picks_;
-  std::vector<std::vector<ConstraintState>> constraint_state_;  // per claim
-  std::vector<std::vector<size_t>> results_per_claim_;          // indexes into picks_
-  // Counters: (pool, set*1000+counter) -> consumed in this run; base availability per pool.
-  absl::flat_hash_map<std::pair<int32_t, int64_t>, int64_t> run_counters_;
-  absl::flat_hash_map<int32_t, absl::flat_hash_map<int64_t, int64_t>> pool_available_;
-  absl::flat_hash_map<std::pair<int32_t, api::Symbol>, int64_t> run_capacity_;
-  std::vector<api::AttributeValue> scratch_;
-  cel::DeviceInputBuilder builder_;
+  const std::vector<int32_t>* node_devices_ = nullptr;  // devices visible from the node, in order
 };
+
+const std::vector<int32_t>& Search::NodeDevices() {
+  if (node_devices_ != nullptr) return *node_devices_;
+  const state::DraNodeEntry* entry = inv_.FindNode(node_.meta.name);
+  if (inv_.other_slices.empty()) {
+    // Only nodeName slices: the inventory has the list ready.
+    static const std::vector<int32_t> kNone;
+    node_devices_ = entry != nullptr ? &entry->devices : &kNone;
+    return *node_devices_;
+  }
+  s_.node_devices.clear();
+  inv_.SlicesForNode(node_, &s_.slices);
+  for (int32_t si : s_.slices) {
+    const state::DraSlice& sl = inv_.slices[si];
+    const bool per_device = sl.slice->spec.node_selection == api::SliceNodeSelection::kPerDevice;
+    if (per_device && !f_.partitionable_devices) continue;
+    for (int32_t i = sl.first_device; i < sl.first_device + sl.num_devices; ++i) {
+      if (per_device && !inv_.DeviceOnNode(i, node_)) continue;
+      s_.node_devices.push_back(i);
+    }
+  }
+  node_devices_ = &s_.node_devices;
+  return *node_devices_;
+}
 
 std::optional<bool> Search::Selectable(const ReqSpec& rs, int32_t dev, std::string* error) {
   const DraDevice& d = inv_.devices[dev];
@@ -360,7 +436,7 @@ std::optional<bool> Search::Selectable(const ReqSpec& rs, int32_t dev, std::stri
       *error = gantry::StrCat(s.label, ": ", s.program.status().message());
       return std::nullopt;
     }
-    if (input == nullptr) input = &builder_.Build(d.driver.view(), *d.device);
+    if (input == nullptr) input = &s_.builder.Build(d.driver.view(), *d.device);
     absl::StatusOr<bool> r = cel::EvaluateSelector(**s.program, *input);
     if (!r.ok()) {
       s.memo->Set(dev, 3);
@@ -374,87 +450,62 @@ std::optional<bool> Search::Selectable(const ReqSpec& rs, int32_t dev, std::stri
   return true;
 }
 
-std::optional<std::vector<std::pair<api::Symbol, int64_t>>> Search::CapacityFor(const ReqSpec& rs,
-                                                                                 int32_t dev) const {
+bool Search::CapacityFor(const ReqSpec& rs, int32_t dev, std::vector<std::pair<api::Symbol, int64_t>>* out) const {
   const DraDevice& d = inv_.devices[dev];
-  std::vector<std::pair<api::Symbol, int64_t>> out;
+  out->clear();
   // Requested capacities must exist on the device.
-  std::vector<std::pair<api::Symbol, int64_t>> requested;
   for (const api::CapacityRequest& c : rs.spec->capacity_requests) {
-    api::Symbol q = api::QualifyName(c.name.view(), d.driver);
-    if (d.device->FindCapacity(q) == nullptr) return std::nullopt;
-    requested.emplace_back(q, c.value.MilliValue());
+    if (d.device->FindCapacity(api::QualifyName(c.name.view(), d.driver)) == nullptr) return false;
   }
   for (const api::DeviceCapacity& cap : d.device->capacity) {
     std::optional<int64_t> want;
-    for (auto& [n, v] : requested) {
-      if (n == cap.name) want = v;
+    for (const api::CapacityRequest& c : rs.spec->capacity_requests) {
+      if (api::QualifyName(c.name.view(), d.driver) == cap.name) want = c.value.MilliValue();
     }
     std::optional<int64_t> r = RoundCapacity(cap, want);
-    if (!r) return std::nullopt;
-    if (*r > cap.value.MilliValue()) return std::nullopt;
-    out.emplace_back(cap.name, *r);
+    if (!r) return false;
+    if (*r > cap.value.MilliValue()) return false;
+    out->emplace_back(cap.name, *r);
   }
-  return out;
+  return true;
 }
 
-const Search::Candidates& Search::CandidatesFor(int ci, int ri, int alt) {
-  const int64_t key = (static_cast<int64_t>(ci) << 32) | (static_cast<int64_t>(ri) << 8) | alt;
-  Candidates& c = cands_[key];
+const Candidates& Search::CandidatesFor(const ClaimInfo& claim, const ReqSpec& rs) {
+  Candidates& c = s_.cands[static_cast<size_t>(rs.alt_id)];
   if (c.computed) return c;
   c.computed = true;
-  if (!node_devices_done_) {
-    node_devices_done_ = true;
-    std::vector<int32_t> slices;
-    inv_.SlicesForNode(node_, &slices);
-    for (int32_t si : slices) {
-      const state::DraSlice& s = inv_.slices[si];
-      const bool per_device = s.slice->spec.node_selection == api::SliceNodeSelection::kPerDevice;
-      if (per_device && !f_.partitionable_devices) continue;
-      for (int32_t i = s.first_device; i < s.first_device + s.num_devices; ++i) {
-        if (per_device && !inv_.DeviceOnNode(i, node_)) continue;
-        node_devices_.push_back(i);
-      }
-    }
-  }
-  const ReqSpec& rs = impl_.claims[ci].reqs[ri].alts[alt];
   const bool all = rs.spec->allocation_mode == api::AllocationMode::kAll;
-  for (int32_t dev : node_devices_) {
-    const DraDevice& d = inv_.devices[dev];
-    const state::DraPool& pool = inv_.pools[d.pool_index];
-    if (pool.incomplete) {
-      c.incomplete_pool = true;
-      if (all) {
-        c.error = gantry::StrCat(impl_.claims[ci].label, ", request ", rs.name,
-                                 ": asks for all devices, but resource pool ", pool.key,
-                                 " is currently being updated");
-        return c;
+  const bool has_capacity = !rs.spec->capacity_requests.empty();
+  using Inv = state::DraInventory;
+  for (int32_t dev : NodeDevices()) {
+    const uint8_t flags = inv_.device_flags[static_cast<size_t>(dev)];
+    if (flags & (Inv::kPoolIncomplete | Inv::kPoolInvalid)) {
+      const state::DraPool& pool = inv_.pools[inv_.devices[dev].pool_index];
+      if (pool.incomplete) {
+        if (all) {
+          c.error = gantry::StrCat(claim.label, ", request ", rs.name, ": asks for all devices, but resource pool ",
+                                   pool.key, " is currently being updated");
+          return c;
+        }
+        continue;
       }
-      continue;
-    }
-    if (pool.invalid) {
-      c.invalid_pool = true;
       saw_invalid_pool_ = true;
       if (all) {
-        c.error = gantry::StrCat(impl_.claims[ci].label, ", request ", rs.name,
-                                 ": asks for all devices, but resource pool ", pool.key, " is invalid: ",
-                                 pool.invalid_reason);
+        c.error = gantry::StrCat(claim.label, ", request ", rs.name, ": asks for all devices, but resource pool ",
+                                 pool.key, " is invalid: ", pool.invalid_reason);
         return c;
       }
       continue;
     }
-    if (!d.device->binding_conditions.empty() && !f_.binding_conditions) continue;
-    std::string err;
-    std::optional<bool> sel = Selectable(rs, dev, &err);
-    if (!sel) {
-      c.error = std::move(err);
-      return c;
-    }
+    if ((flags & Inv::kBindingConditions) && !f_.binding_conditions) continue;
+    std::optional<bool> sel = Selectable(rs, dev, &c.error);
+    if (!sel) return c;
     if (!*sel) continue;
-    const bool multi = d.device->allow_multiple_allocations && f_.consumable_capacity;
-    if (!rs.spec->capacity_requests.empty()) {
+    const bool multi = (flags & Inv::kMultiAllocation) && f_.consumable_capacity;
+    if (has_capacity) {
+      const DraDevice& d = inv_.devices[dev];
       if (multi) {
-        if (!CapacityFor(rs, dev)) continue;
+        if (!CapacityFor(rs, dev, &s_.consumed)) continue;
       } else {
         bool fits = true;
         for (const api::CapacityRequest& cr : rs.spec->capacity_requests) {
@@ -471,9 +522,9 @@ const Search::Candidates& Search::CandidatesFor(int ci, int ri, int alt) {
 }
 
 bool Search::InUse(int ci, bool admin, int32_t dev) const {
-  for (const Undoable& u : picks_) {
-    if (u.pick.device != dev || u.pick.shared) continue;
-    if (!admin || u.pick.claim == ci) return true;
+  for (const PickRec& p : s_.picks) {
+    if (p.device != dev || p.shared) continue;
+    if (!admin || p.claim == ci) return true;
   }
   if (admin) return false;
   return alloc_.InUse(dev);
@@ -481,33 +532,31 @@ bool Search::InUse(int ci, bool admin, int32_t dev) const {
 
 bool Search::ConstraintsAccept(int ci, const ReqSpec& rs, int32_t dev) {
   const ClaimInfo& claim = impl_.claims[ci];
-  std::vector<ConstraintState>& states = constraint_state_[ci];
+  if (claim.constraints.empty()) return true;
   const api::Device& d = *inv_.devices[dev].device;
   for (size_t k = 0; k < claim.constraints.size(); ++k) {
     const ConstraintInfo& c = claim.constraints[k];
     if (!c.Applies(rs)) continue;
-    if (!DeviceValues(d, c.attribute, &scratch_)) return false;
-    const ConstraintState& st = states[k];
+    s_.values.clear();
+    if (!AppendValues(d, c.attribute, &s_.values)) return false;
+    const ConstraintStack& st = s_.constraints[static_cast<size_t>(claim.con_offset) + k];
     if (c.match) {
-      if (st.stack.empty()) continue;
-      const std::vector<api::AttributeValue>& cur = st.stack.back();
+      if (st.frames.empty()) continue;
+      auto top = st.values.begin() + st.frames.back();
       bool any = false;
-      for (const auto& v : scratch_) any |= Contains(cur, v);
+      for (const auto& v : s_.values) any |= ContainsIn(top, st.values.end(), v);
       if (!any) return false;
     } else {
-      for (const auto& prev : st.stack) {
-        for (const auto& v : scratch_) {
-          if (Contains(prev, v)) return false;
-        }
+      for (const auto& v : s_.values) {
+        if (ContainsIn(st.values.begin(), st.values.end(), v)) return false;
       }
     }
   }
   return true;
 }
 
-bool Search::CountersFit(int32_t dev, bool apply) {
+bool Search::CountersFit(int32_t dev) {
   const DraDevice& d = inv_.devices[dev];
-  if (d.device->consumes_counters.empty()) return true;
   const int32_t pi = d.pool_index;
   const state::DraPool& pool = inv_.pools[pi];
   auto key_of = [&](api::Symbol set, api::Symbol counter) -> int64_t {
@@ -522,8 +571,8 @@ bool Search::CountersFit(int32_t dev, bool apply) {
     }
     return si < 0 || ci < 0 ? -1 : si * 1000 + ci;
   };
-  auto it = pool_available_.find(pi);
-  if (it == pool_available_.end()) {
+  auto it = s_.pool_available.find(pi);
+  if (it == s_.pool_available.end()) {
     absl::flat_hash_map<int64_t, int64_t> avail;
     for (size_t i = 0; i < pool.counter_sets.size(); ++i) {
       for (size_t j = 0; j < pool.counter_sets[i]->counters.size(); ++j) {
@@ -540,25 +589,27 @@ bool Search::CountersFit(int32_t dev, bool apply) {
         }
       }
     }
-    it = pool_available_.emplace(pi, std::move(avail)).first;
+    it = s_.pool_available.emplace(pi, std::move(avail)).first;
   }
   for (const api::DeviceCounterConsumption& cc : d.device->consumes_counters) {
     for (const api::Counter& c : cc.counters) {
       int64_t k = key_of(cc.counter_set, c.name);
       if (k < 0) return false;
-      const int64_t used = run_counters_[{pi, k}];
-      if (it->second[k] - used - c.value.MilliValue() < 0) return false;
+      auto used = s_.run_counters.find({pi, k});
+      const int64_t u = used == s_.run_counters.end() ? 0 : used->second;
+      if (it->second[k] - u - c.value.MilliValue() < 0) return false;
     }
   }
-  if (apply) {
-    for (const api::DeviceCounterConsumption& cc : d.device->consumes_counters) {
-      for (const api::Counter& c : cc.counters) {
-        int64_t k = key_of(cc.counter_set, c.name);
-        run_counters_[{pi, k}] += c.value.MilliValue();
-        picks_.back().counter_deltas.push_back({{pi, k}, c.value.MilliValue()});
-      }
+  PickRec& p = s_.picks.back();
+  p.counters_begin = static_cast<uint32_t>(s_.counter_deltas.size());
+  for (const api::DeviceCounterConsumption& cc : d.device->consumes_counters) {
+    for (const api::Counter& c : cc.counters) {
+      int64_t k = key_of(cc.counter_set, c.name);
+      s_.run_counters[{pi, k}] += c.value.MilliValue();
+      s_.counter_deltas.push_back({{pi, k}, c.value.MilliValue()});
     }
   }
+  p.counters_end = static_cast<uint32_t>(s_.counter_deltas.size());
   return true;
 }
 
@@ -567,109 +618,100 @@ bool Search::TryAdd(int ci, const ReqSpec& rs, int32_t dev) {
   if ((steps_ & 255) == 0 && Clock::now() > deadline_) aborted_ = true;
   if (steps_ > impl_.options.max_steps) aborted_ = true;
   if (aborted_) return false;
+  using Inv = state::DraInventory;
+  const uint8_t flags = inv_.device_flags[static_cast<size_t>(dev)];
   const DraDevice& d = inv_.devices[dev];
   const bool admin = rs.spec->admin_access;
-  const bool multi = d.device->allow_multiple_allocations && f_.consumable_capacity;
+  const bool multi = (flags & Inv::kMultiAllocation) && f_.consumable_capacity;
   if (!multi && InUse(ci, admin, dev)) return false;
-  if (!d.device->consumes_counters.empty() && !f_.partitionable_devices) return false;
-  if (f_.device_taints) {
+  if ((flags & Inv::kConsumesCounters) && !f_.partitionable_devices) return false;
+  if ((flags & Inv::kTainted) && f_.device_taints) {
     for (const api::Taint& t : d.taints) {
       if (api::DeviceTaintBlocks(t, rs.spec->tolerations)) return false;
     }
   }
-  std::vector<std::pair<api::Symbol, int64_t>> consumed;
   if (multi) {
-    auto cap = CapacityFor(rs, dev);
-    if (!cap) return false;
-    for (auto& [name, v] : *cap) {
+    if (!CapacityFor(rs, dev, &s_.consumed)) return false;
+    for (auto& [name, v] : s_.consumed) {
       const api::DeviceCapacity* c = d.device->FindCapacity(name);
-      const int64_t total = alloc_.Consumed(dev, name) + run_capacity_[{dev, name}] + v;
+      auto run = s_.run_capacity.find({dev, name});
+      const int64_t total = alloc_.Consumed(dev, name) + (run == s_.run_capacity.end() ? 0 : run->second) + v;
       if (c == nullptr || total > c->value.MilliValue()) return false;
     }
-    consumed = std::move(*cap);
   }
   if (!ConstraintsAccept(ci, rs, dev)) return false;
   // Commit.
-  Undoable u;
-  u.pick = Pick{dev, ci, admin, multi};
-  picks_.push_back(std::move(u));
-  bool counters_in_use = multi && (alloc_.consumed.contains(dev) || [&] {
-                           for (size_t i = 0; i + 1 < picks_.size(); ++i) {
-                             if (picks_[i].pick.device == dev) return true;
-                           }
-                           return false;
-                         }());
-  if (!counters_in_use && !CountersFit(dev, /*apply=*/true)) {
-    for (auto& [k, v] : picks_.back().counter_deltas) run_counters_[k] -= v;
-    picks_.pop_back();
+  bool counters_in_use = false;
+  if (multi) {
+    counters_in_use = alloc_.consumed.contains(dev);
+    for (const PickRec& p : s_.picks) counters_in_use |= p.device == dev;
+  }
+  PickRec rec;
+  rec.device = dev;
+  rec.claim = ci;
+  rec.admin = admin;
+  rec.shared = multi;
+  rec.rs = &rs;
+  rec.counters_begin = rec.counters_end = static_cast<uint32_t>(s_.counter_deltas.size());
+  s_.picks.push_back(rec);
+  if (!counters_in_use && (flags & Inv::kConsumesCounters) && !CountersFit(dev)) {
+    s_.picks.pop_back();
     return false;
   }
-  Undoable& cur = picks_.back();
+  PickRec& cur = s_.picks.back();
   const ClaimInfo& claim = impl_.claims[ci];
+  cur.pushed_begin = static_cast<uint32_t>(s_.pushed.size());
   for (size_t k = 0; k < claim.constraints.size(); ++k) {
     const ConstraintInfo& c = claim.constraints[k];
     if (!c.Applies(rs)) continue;
-    DeviceValues(*d.device, c.attribute, &scratch_);
-    ConstraintState& st = constraint_state_[ci][k];
-    cur.constraint_pushes.emplace_back(static_cast<int>(k), st.stack.size());
-    if (c.match) {
-      if (st.stack.empty()) {
-        st.stack.push_back(scratch_);
-      } else {
-        std::vector<api::AttributeValue> inter;
-        for (const auto& v : st.stack.back()) {
-          if (Contains(scratch_, v)) inter.push_back(v);
-        }
-        st.stack.push_back(std::move(inter));
+    const size_t flat = static_cast<size_t>(claim.con_offset) + k;
+    ConstraintStack& st = s_.constraints[flat];
+    s_.values.clear();
+    AppendValues(*d.device, c.attribute, &s_.values);
+    const uint32_t start = static_cast<uint32_t>(st.values.size());
+    if (c.match && !st.frames.empty()) {
+      s_.values2.clear();
+      for (auto it = st.values.begin() + st.frames.back(); it != st.values.end(); ++it) {
+        if (ContainsIn(s_.values.begin(), s_.values.end(), *it)) s_.values2.push_back(*it);
       }
+      st.values.insert(st.values.end(), s_.values2.begin(), s_.values2.end());
     } else {
-      st.stack.push_back(scratch_);
+      st.values.insert(st.values.end(), s_.values.begin(), s_.values.end());
     }
+    st.frames.push_back(start);
+    s_.pushed.push_back(static_cast<int32_t>(flat));
   }
-  for (auto& [name, v] : consumed) {
-    run_capacity_[{dev, name}] += v;
-    cur.capacity_deltas.push_back({{dev, name}, v});
-  }
-  api::DeviceRequestAllocationResult& r = cur.result;
-  r.request = api::Symbol::Intern(rs.name);
-  r.driver = d.driver;
-  r.pool = d.pool;
-  r.device = d.device->name;
-  r.admin_access = admin;
-  r.tolerations = rs.spec->tolerations;
-  r.binding_conditions = d.device->binding_conditions;
-  r.binding_failure_conditions = d.device->binding_failure_conditions;
+  cur.pushed_end = static_cast<uint32_t>(s_.pushed.size());
+  cur.capacity_begin = static_cast<uint32_t>(s_.capacity_deltas.size());
   if (multi) {
-    // Deterministic share id from the claim, device and pick position.
-    const std::string& uid = claim.claim->meta.uid.empty() ? claim.claim->meta.name : claim.claim->meta.uid;
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&](std::string_view s) {
-      for (char ch : s) h = (h ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
-    };
-    mix(uid);
-    mix(d.device->name.view());
-    mix(std::to_string(picks_.size()));
-    char buf[17];
-    snprintf(buf, sizeof(buf), "%08llx", static_cast<unsigned long long>(h & 0xffffffffull));
-    r.share_id = buf;
-    for (auto& [name, v] : consumed) {
-      const api::DeviceCapacity* c = d.device->FindCapacity(name);
-      api::Symbol spelled = name;
-      if (c != nullptr && c->unqualified) spelled = api::Symbol::Intern(api::SplitQualifiedName(name.view()).second);
-      r.consumed_capacity.push_back(api::CapacityRequest{spelled, api::Quantity::FromMilli(v, api::Quantity::Format::kBinarySI)});
+    for (auto& [name, v] : s_.consumed) {
+      s_.run_capacity[{dev, name}] += v;
+      s_.capacity_deltas.push_back({{dev, name}, v});
     }
   }
-  results_per_claim_[ci].push_back(picks_.size() - 1);
+  cur.capacity_end = static_cast<uint32_t>(s_.capacity_deltas.size());
+  ++s_.results_count[static_cast<size_t>(ci)];
   return true;
 }
 
 void Search::Undo() {
-  Undoable& u = picks_.back();
-  for (auto& [k, v] : u.counter_deltas) run_counters_[k] -= v;
-  for (auto& [k, v] : u.capacity_deltas) run_capacity_[k] -= v;
-  for (auto& [k, size] : u.constraint_pushes) constraint_state_[u.pick.claim][k].stack.resize(size);
-  results_per_claim_[u.pick.claim].pop_back();
-  picks_.pop_back();
+  const PickRec& p = s_.picks.back();
+  for (uint32_t i = p.counters_begin; i < p.counters_end; ++i) {
+    s_.run_counters[s_.counter_deltas[i].first] -= s_.counter_deltas[i].second;
+  }
+  s_.counter_deltas.resize(p.counters_begin);
+  for (uint32_t i = p.capacity_begin; i < p.capacity_end; ++i) {
+    s_.run_capacity[s_.capacity_deltas[i].first] -= s_.capacity_deltas[i].second;
+  }
+  s_.capacity_deltas.resize(p.capacity_begin);
+  for (uint32_t i = p.pushed_begin; i < p.pushed_end; ++i) {
+    ConstraintStack& st = s_.constraints[static_cast<size_t>(s_.pushed[i])];
+    st.values.resize(st.frames.back());
+    st.frames.pop_back();
+  }
+  s_.pushed.resize(p.pushed_begin);
+  --s_.results_count[static_cast<size_t>(p.claim)];
+  s_.picks.pop_back();
 }
 
 Search::Step Search::SearchFrom(int ci, int ri, int slot, size_t start) {
@@ -681,7 +723,7 @@ Search::Step Search::SearchFrom(int ci, int ri, int slot, size_t start) {
     return s == Step::kSizeExceeded ? Step::kFail : s;
   }
   const ReqInfo& req = claim.reqs[ri];
-  int& alt = chosen_alt_[ci][ri];
+  int& alt = s_.chosen_alt[static_cast<size_t>(claim.req_offset + ri)];
   if (slot == 0 && alt < 0) {
     bool all_exceeded = true;
     for (int a = 0; a < static_cast<int>(req.alts.size()); ++a) {
@@ -694,7 +736,7 @@ Search::Step Search::SearchFrom(int ci, int ri, int slot, size_t start) {
     return all_exceeded ? Step::kSizeExceeded : Step::kFail;
   }
   const ReqSpec& rs = req.alts[alt];
-  const Candidates& c = CandidatesFor(ci, ri, alt);
+  const Candidates& c = CandidatesFor(claim, rs);
   if (!c.error.empty()) {
     fatal_ = c.error;
     return Step::kAbort;
@@ -703,11 +745,11 @@ Search::Step Search::SearchFrom(int ci, int ri, int slot, size_t start) {
   const int64_t need = all ? static_cast<int64_t>(c.devices.size()) : rs.spec->count;
   if (all && need == 0) return Step::kFail;  // All over nothing is no solution
   if (slot == need) return SearchFrom(ci, ri + 1, 0, 0);
-  if (static_cast<int64_t>(results_per_claim_[ci].size()) + need - slot > static_cast<int64_t>(kMaxResults)) {
+  if (static_cast<int64_t>(s_.results_count[static_cast<size_t>(ci)]) + need - slot >
+      static_cast<int64_t>(kMaxResults)) {
     return Step::kSizeExceeded;
   }
   if (all) {
-    if (c.devices.empty()) return Step::kFail;
     const int32_t dev = c.devices[static_cast<size_t>(slot)];
     // Constraint violations in All mode are fatal upstream.
     const bool admin = rs.spec->admin_access;
@@ -754,15 +796,52 @@ Search::Step Search::SearchFrom(int ci, int ri, int slot, size_t start) {
   return Step::kFail;
 }
 
-api::AllocationResult Search::BuildResult(int ci) {
+// Deterministic share id from the claim, device and pick position.
+std::string ShareId(const ClaimInfo& claim, const api::Device& device, int32_t position) {
+  const std::string& uid = claim.claim->meta.uid.empty() ? claim.claim->meta.name : claim.claim->meta.uid;
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::string_view s) {
+    for (char ch : s) h = (h ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
+  };
+  mix(uid);
+  mix(device.name.view());
+  mix(std::to_string(position));
+  char buf[17];
+  snprintf(buf, sizeof(buf), "%08llx", static_cast<unsigned long long>(h & 0xffffffffull));
+  return buf;
+}
+
+// The AllocationResult of claim `ci` in `sol` on node `node_name`.
+api::AllocationResult BuildResult(const Allocator::Impl& impl_, const state::DraInventory& inv_,
+                                  std::string_view node_name, const Solution& sol, int ci) {
   const ClaimInfo& claim = impl_.claims[ci];
   api::AllocationResult out;
   bool pin_node = false;
   std::vector<const api::NodeSelectorTerm*> terms;
-  for (size_t idx : results_per_claim_[ci]) {
-    const Undoable& u = picks_[idx];
-    out.results.push_back(u.result);
-    const DraDevice& d = inv_.devices[u.pick.device];
+  for (const Solution::Pick& p : sol.picks) {
+    if (p.claim != ci) continue;
+    const DraDevice& d = inv_.devices[p.device];
+    const ReqSpec& rs = *impl_.alts[static_cast<size_t>(p.alt)];
+    api::DeviceRequestAllocationResult& r = out.results.emplace_back();
+    r.request = rs.name_sym;
+    r.driver = d.driver;
+    r.pool = d.pool;
+    r.device = d.device->name;
+    r.admin_access = p.admin;
+    r.tolerations = rs.spec->tolerations;
+    r.binding_conditions = d.device->binding_conditions;
+    r.binding_failure_conditions = d.device->binding_failure_conditions;
+    if (p.shared) {
+      r.share_id = ShareId(claim, *d.device, p.position);
+      for (uint32_t i = p.consumed_begin; i < p.consumed_end; ++i) {
+        const api::Symbol name = sol.consumed[i].first;
+        const api::DeviceCapacity* c = d.device->FindCapacity(name);
+        api::Symbol spelled = name;
+        if (c != nullptr && c->unqualified) spelled = api::Symbol::Intern(api::SplitQualifiedName(name.view()).second);
+        r.consumed_capacity.push_back(api::CapacityRequest{
+            spelled, api::Quantity::FromMilli(sol.consumed[i].second, api::Quantity::Format::kBinarySI)});
+      }
+    }
     const api::ResourceSlice& s = *inv_.slices[d.slice_index].slice;
     if (d.device->binds_to_node) pin_node = true;
     switch (s.spec.node_selection) {
@@ -782,15 +861,7 @@ api::AllocationResult Search::BuildResult(int ci) {
     }
   }
   if (pin_node) {
-    auto sel = std::make_shared<api::NodeSelector>();
-    api::NodeSelectorTerm t;
-    api::Requirement r;
-    r.key = api::Symbol::Intern("metadata.name");
-    r.op = api::SelectorOp::kIn;
-    r.values.push_back(api::Symbol::Intern(node_.meta.name));
-    t.match_fields.push_back(std::move(r));
-    sel->terms.push_back(std::move(t));
-    out.node_selector = std::move(sel);
+    out.node_selector = inv_.NodePinSelector(node_name);
   } else if (!terms.empty()) {
     auto sel = std::make_shared<api::NodeSelector>();
     api::NodeSelectorTerm merged;
@@ -815,10 +886,10 @@ api::AllocationResult Search::BuildResult(int ci) {
   // Config: class configs (once per class, with the requests using it), then claim configs.
   std::vector<std::pair<const api::DeviceClass*, size_t>> class_entries;  // class -> first config index
   for (size_t ri = 0; ri < claim.reqs.size(); ++ri) {
-    const int alt = chosen_alt_[ci][ri];
+    const int alt = sol.chosen_alt[static_cast<size_t>(claim.req_offset) + ri];
     if (alt < 0) continue;
     const ReqSpec& rs = claim.reqs[ri].alts[alt];
-    api::Symbol name = api::Symbol::Intern(rs.name);
+    api::Symbol name = rs.name_sym;
     auto it = std::find_if(class_entries.begin(), class_entries.end(),
                            [&](const auto& e) { return e.first == rs.cls; });
     if (it != class_entries.end()) {
@@ -836,7 +907,7 @@ api::AllocationResult Search::BuildResult(int ci) {
       continue;
     }
     for (size_t ri = 0; ri < claim.reqs.size(); ++ri) {
-      const int alt = chosen_alt_[ci][ri];
+      const int alt = sol.chosen_alt[static_cast<size_t>(claim.req_offset) + ri];
       if (alt < 0) continue;
       const ReqSpec& rs = claim.reqs[ri].alts[alt];
       bool listed = false;
@@ -853,16 +924,22 @@ api::AllocationResult Search::BuildResult(int ci) {
   return out;
 }
 
-NodeAllocation Search::Run() {
+NodeAllocation Search::Run(bool materialize) {
   NodeAllocation out;
   const size_t n = impl_.claims.size();
-  chosen_alt_.resize(n);
-  constraint_state_.resize(n);
-  results_per_claim_.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    chosen_alt_[i].assign(impl_.claims[i].reqs.size(), -1);
-    constraint_state_[i].resize(impl_.claims[i].constraints.size());
-  }
+  s_.cands.resize(static_cast<size_t>(impl_.num_alts));
+  for (Candidates& c : s_.cands) c.Reset();
+  s_.chosen_alt.assign(static_cast<size_t>(impl_.num_reqs), -1);
+  s_.results_count.assign(n, 0);
+  s_.constraints.resize(static_cast<size_t>(impl_.num_constraints));
+  for (ConstraintStack& c : s_.constraints) c.Clear();
+  s_.picks.clear();
+  s_.pushed.clear();
+  s_.counter_deltas.clear();
+  s_.capacity_deltas.clear();
+  s_.run_counters.clear();
+  s_.pool_available.clear();
+  s_.run_capacity.clear();
   // Quick count check per claim/request (only for requests without
   // alternatives; firstAvailable is left to the search).
   for (size_t ci = 0; ci < n; ++ci) {
@@ -873,7 +950,7 @@ NodeAllocation Search::Run() {
       bool any_ok = false;
       for (size_t a = 0; a < req.alts.size(); ++a) {
         const ReqSpec& rs = req.alts[a];
-        const Candidates& c = CandidatesFor(static_cast<int>(ci), static_cast<int>(ri), static_cast<int>(a));
+        const Candidates& c = CandidatesFor(claim, rs);
         if (!c.error.empty()) {
           out.result = NodeAllocation::Result::kFatal;
           out.message = c.error;
@@ -949,15 +1026,52 @@ NodeAllocation Search::Run() {
     return out;
   }
   out.result = NodeAllocation::Result::kSuccess;
-  for (size_t ci = 0; ci < n; ++ci) out.allocations.push_back(BuildResult(static_cast<int>(ci)));
+  Solution& sol = out.solution;
+  for (size_t i = 0; i < s_.picks.size(); ++i) {
+    const PickRec& p = s_.picks[i];
+    Solution::Pick& q = sol.picks.emplace_back();
+    q.device = p.device;
+    q.claim = p.claim;
+    q.alt = p.rs->alt_id;
+    q.admin = p.admin;
+    q.shared = p.shared;
+    q.position = static_cast<int32_t>(i + 1);
+    q.consumed_begin = static_cast<uint32_t>(sol.consumed.size());
+    for (uint32_t k = p.capacity_begin; k < p.capacity_end; ++k) {
+      sol.consumed.emplace_back(s_.capacity_deltas[k].first.second, s_.capacity_deltas[k].second);
+    }
+    q.consumed_end = static_cast<uint32_t>(sol.consumed.size());
+  }
+  sol.chosen_alt.resize(s_.chosen_alt.size());
+  for (size_t i = 0; i < s_.chosen_alt.size(); ++i) sol.chosen_alt[i] = static_cast<int16_t>(s_.chosen_alt[i]);
+  for (const ClaimInfo& claim : impl_.claims) {
+    for (size_t ri = 0; ri < claim.reqs.size(); ++ri) {
+      const int alt = s_.chosen_alt[static_cast<size_t>(claim.req_offset) + ri];
+      if (claim.reqs[ri].first_available && alt >= 0) out.prioritized_score += 8 - alt;
+    }
+  }
+  if (materialize) {
+    for (size_t ci = 0; ci < n; ++ci) {
+      out.allocations.push_back(BuildResult(impl_, inv_, node_.meta.name, sol, static_cast<int>(ci)));
+    }
+  }
   return out;
 }
 
 }  // namespace
 
-NodeAllocation Allocator::Allocate(const api::Node& node, Clock::time_point deadline) const {
-  Search s(*impl_, *snapshot_, node, deadline);
-  return s.Run();
+NodeAllocation Allocator::Allocate(const api::Node& node, Clock::time_point deadline, bool materialize) const {
+  Search s(*impl_, *snapshot_, node, deadline, ThreadScratch());
+  return s.Run(materialize);
+}
+
+std::vector<api::AllocationResult> Allocator::Materialize(std::string_view node_name, const Solution& solution) const {
+  std::vector<api::AllocationResult> out;
+  out.reserve(impl_->claims.size());
+  for (size_t ci = 0; ci < impl_->claims.size(); ++ci) {
+    out.push_back(BuildResult(*impl_, *snapshot_->inventory, node_name, solution, static_cast<int>(ci)));
+  }
+  return out;
 }
 
 }  // namespace gantry::dra

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "src/api/dra.h"
 #include "src/api/node.h"
@@ -59,6 +60,23 @@ struct AllocatorOptions {
   int64_t max_steps = 2'000'000;
 };
 
+// The devices chosen on one node, compactly (no API objects): what Filter
+// keeps per node; Allocator::Materialize turns it into AllocationResults.
+struct Solution {
+  struct Pick {
+    int32_t device = 0;  // inventory index
+    int32_t claim = 0;   // index in the allocator's claims
+    int32_t alt = 0;     // request alternative (internal id)
+    bool admin = false;
+    bool shared = false;  // multi-allocation device: has a shareID and consumedCapacity
+    uint32_t consumed_begin = 0, consumed_end = 0;  // range of `consumed`
+    int32_t position = 0;                           // 1-based pick position (shareID input)
+  };
+  absl::InlinedVector<Pick, 4> picks;  // in pick order
+  absl::InlinedVector<int16_t, 4> chosen_alt;  // per request of every claim: alternative index
+  std::vector<std::pair<api::Symbol, int64_t>> consumed;  // qualified capacity name, milli-units
+};
+
 // Outcome of allocating all claims on one node.
 struct NodeAllocation {
   enum class Result : uint8_t {
@@ -69,7 +87,13 @@ struct NodeAllocation {
     kFatal,          // error for the whole attempt (CEL runtime error, ...)
   };
   Result result = Result::kUnsatisfiable;
-  std::vector<api::AllocationResult> allocations;  // one per claim, in order
+  // One per claim, in order; filled on success unless Allocate was asked
+  // not to materialize (then see `solution`).
+  std::vector<api::AllocationResult> allocations;
+  Solution solution;    // on success
+  // Prioritized-list score of the solution: sum of 8 - i over the requests
+  // served by their subrequest i (upstream Score, before normalisation).
+  int64_t prioritized_score = 0;
   std::string message;  // why not (kUnsatisfiable ...), or the error
   int64_t steps = 0;
   bool ok() const { return result == Result::kSuccess; }
@@ -89,9 +113,16 @@ class Allocator {
       std::vector<std::shared_ptr<const api::ResourceClaim>> claims,
       cel::ProgramCache* programs = nullptr);
 
+  // Allocates every claim on `node`. With `materialize` false, a success
+  // carries only `solution` (no API objects are built; cheaper for Filter),
+  // to be turned into results by Materialize.
   NodeAllocation Allocate(const api::Node& node,
                           std::chrono::steady_clock::time_point deadline =
-                              std::chrono::steady_clock::time_point::max()) const;
+                              std::chrono::steady_clock::time_point::max(),
+                          bool materialize = true) const;
+  // The AllocationResults (one per claim) of a solution found on `node_name`
+  // by this allocator.
+  std::vector<api::AllocationResult> Materialize(std::string_view node_name, const Solution& solution) const;
 
   const state::DraSnapshot& snapshot() const { return *snapshot_; }
 

@@ -34,8 +34,7 @@ bool SliceOnNode(const api::ResourceSlice& s, const api::Node& node) {
 
 void DraInventory::SlicesForNode(const api::Node& node, std::vector<int32_t>* out) const {
   out->clear();
-  auto it = node_slices.find(api::Symbol::Intern(node.meta.name));
-  if (it != node_slices.end()) out->insert(out->end(), it->second.begin(), it->second.end());
+  if (const DraNodeEntry* e = FindNode(node.meta.name)) out->insert(out->end(), e->slices.begin(), e->slices.end());
   bool added = false;
   for (int32_t s : other_slices) {
     if (SliceOnNode(*slices[s].slice, node)) {
@@ -44,6 +43,32 @@ void DraInventory::SlicesForNode(const api::Node& node, std::vector<int32_t>* ou
     }
   }
   if (added) std::sort(out->begin(), out->end());
+}
+
+const DraNodeEntry* DraInventory::FindNode(std::string_view node_name) const {
+  auto it = nodes.find(gantry::AsAbsl(node_name));
+  return it == nodes.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+std::shared_ptr<const api::NodeSelector> MakePinSelector(std::string_view node_name) {
+  auto sel = std::make_shared<api::NodeSelector>();
+  api::NodeSelectorTerm t;
+  api::Requirement r;
+  r.key = api::Symbol::Intern("metadata.name");
+  r.op = api::SelectorOp::kIn;
+  r.values.push_back(api::Symbol::Intern(node_name));
+  t.match_fields.push_back(std::move(r));
+  sel->terms.push_back(std::move(t));
+  return sel;
+}
+
+}  // namespace
+
+std::shared_ptr<const api::NodeSelector> DraInventory::NodePinSelector(std::string_view node_name) const {
+  if (const DraNodeEntry* e = FindNode(node_name)) return e->pin;
+  return MakePinSelector(node_name);
 }
 
 bool DraInventory::DeviceOnNode(int32_t i, const api::Node& node) const {
@@ -99,6 +124,7 @@ struct DraState::Impl {
   std::shared_ptr<const DraInventory> inventory;
   bool inventory_dirty = true;
   std::vector<uint16_t> dense;  // exclusive counts by inventory index
+  int64_t unknown = 0;          // keys of `exclusive` not in the inventory
   uint64_t alloc_generation = 1;
   uint64_t inventory_generation = 0;
   bool classes_dirty = true;
@@ -179,13 +205,17 @@ void DraState::ApplyAllocationLocked(const api::AllocationResult& a, int sign) {
       continue;
     }
     int32_t& count = m.exclusive[key];
+    const bool was_present = count > 0;
     count += sign;
-    if (count <= 0) m.exclusive.erase(key);
+    const bool present = count > 0;
+    if (!present) m.exclusive.erase(key);
     if (inv != nullptr && !m.inventory_dirty) {
       int32_t idx = inv->Find(r.driver, r.pool, r.device);
       if (idx >= 0) {
         int32_t v = static_cast<int32_t>(m.dense[idx]) + sign;
         m.dense[idx] = static_cast<uint16_t>(std::clamp(v, 0, 65535));
+      } else if (was_present != present) {
+        m.unknown += present ? 1 : -1;
       }
     }
   }
@@ -411,7 +441,9 @@ void DraState::RebuildInventoryLocked() {
       pool.slices.push_back(slice_index);
       if (ds.num_devices > 0) {
         if ((*sp)->spec.node_selection == api::SliceNodeSelection::kNodeName) {
-          inv->node_slices[(*sp)->spec.node_name].push_back(slice_index);
+          DraNodeEntry& e = inv->nodes[gantry::AsAbsl((*sp)->spec.node_name.view())];
+          e.slices.push_back(slice_index);
+          for (int32_t i = 0; i < ds.num_devices; ++i) e.devices.push_back(ds.first_device + i);
         } else {
           inv->other_slices.push_back(slice_index);
         }
@@ -421,6 +453,7 @@ void DraState::RebuildInventoryLocked() {
     ValidatePool(pool, inv->slices);
     inv->pools.push_back(std::move(pool));
   }
+  for (auto& [name, e] : inv->nodes) e.pin = MakePinSelector(name);
   // DeviceTaintRules.
   for (const auto& [name, rule] : m.rules) {
     if (!rule->spec.device_selector) continue;
@@ -429,13 +462,31 @@ void DraState::RebuildInventoryLocked() {
       if (sel.Matches(d.driver, d.pool, d.device->name)) d.taints.push_back(rule->spec.taint);
     }
   }
+  inv->device_flags.assign(inv->devices.size(), 0);
+  for (size_t i = 0; i < inv->devices.size(); ++i) {
+    const DraDevice& d = inv->devices[i];
+    const DraPool& pool = inv->pools[static_cast<size_t>(d.pool_index)];
+    uint8_t f = 0;
+    if (pool.incomplete) f |= DraInventory::kPoolIncomplete;
+    if (pool.invalid) f |= DraInventory::kPoolInvalid;
+    if (!d.device->binding_conditions.empty()) f |= DraInventory::kBindingConditions;
+    if (d.device->allow_multiple_allocations) f |= DraInventory::kMultiAllocation;
+    if (!d.device->consumes_counters.empty()) f |= DraInventory::kConsumesCounters;
+    if (!d.taints.empty()) f |= DraInventory::kTainted;
+    inv->device_flags[i] = f;
+  }
   m.inventory = std::move(inv);
   m.inventory_dirty = false;
   // Dense allocation counters.
   m.dense.assign(m.inventory->devices.size(), 0);
+  m.unknown = 0;
   for (const auto& [key, count] : m.exclusive) {
     int32_t idx = m.inventory->Find(key.driver, key.pool, key.device);
-    if (idx >= 0) m.dense[idx] = static_cast<uint16_t>(std::clamp(count, 0, 65535));
+    if (idx >= 0) {
+      m.dense[idx] = static_cast<uint16_t>(std::clamp(count, 0, 65535));
+    } else {
+      ++m.unknown;
+    }
   }
   ++m.alloc_generation;
   ++m.rebuilds;
@@ -457,9 +508,7 @@ std::shared_ptr<const DraSnapshot> DraState::Snapshot() {
       int32_t idx = m.inventory->Find(key.driver, key.pool, key.device);
       if (idx >= 0) a->consumed[idx] = vec;
     }
-    for (const auto& [key, count] : m.exclusive) {
-      if (m.inventory->Find(key.driver, key.pool, key.device) < 0) ++a->unknown_devices;
-    }
+    a->unknown_devices = m.unknown;
     m.allocations = std::move(a);
     m.snapshot_alloc_generation = m.alloc_generation;
     changed = true;

@@ -107,6 +107,14 @@ class SelectorMemo {
   std::unique_ptr<std::atomic<uint8_t>[]> v_;
 };
 
+// What the inventory knows about one node named by nodeName slices.
+struct DraNodeEntry {
+  std::vector<int32_t> slices;   // nodeName slices with devices, in search order
+  std::vector<int32_t> devices;  // their devices, in search order
+  // `metadata.name In [node]`, the nodeSelector of allocations pinned to it.
+  std::shared_ptr<const api::NodeSelector> pin;
+};
+
 // The immutable device inventory of one slice/taint-rule generation.
 class DraInventory {
  public:
@@ -114,7 +122,19 @@ class DraInventory {
   std::vector<DraPool> pools;
   std::vector<DraSlice> slices;  // in search order (pool order, then slice name)
   std::vector<DraDevice> devices;
-  absl::flat_hash_map<api::Symbol, std::vector<int32_t>> node_slices;  // nodeName slices
+  // Per device (same index), a compact summary the allocator checks first so
+  // that the common device (complete, valid pool; no binding conditions,
+  // counters, multi-allocation or taints) costs no pointer chasing.
+  enum DeviceFlag : uint8_t {
+    kPoolIncomplete = 1,
+    kPoolInvalid = 2,
+    kBindingConditions = 4,
+    kMultiAllocation = 8,
+    kConsumesCounters = 16,
+    kTainted = 32,
+  };
+  std::vector<uint8_t> device_flags;
+  absl::flat_hash_map<std::string, DraNodeEntry> nodes;  // by node name (nodeName slices)
   std::vector<int32_t> other_slices;  // nodeSelector / allNodes / perDevice slices
   absl::flat_hash_map<DeviceKey, int32_t> device_index;
 
@@ -124,6 +144,10 @@ class DraInventory {
   // devices are left out), in search order. Per-device selection is checked
   // by DeviceOnNode.
   void SlicesForNode(const api::Node& node, std::vector<int32_t>* out) const;
+  // The entry of a node with nodeName slices, or null.
+  const DraNodeEntry* FindNode(std::string_view node_name) const;
+  // `metadata.name In [node_name]` (shared for nodes with nodeName slices).
+  std::shared_ptr<const api::NodeSelector> NodePinSelector(std::string_view node_name) const;
   // Whether device `i` is available on `node` (slice- or device-level selection).
   bool DeviceOnNode(int32_t i, const api::Node& node) const;
   // The memo table of one selector expression (created on first use).
