@@ -198,7 +198,7 @@ Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
 }
 
 Status DynamicResources::PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
-                                   const std::vector<framework::NodeInfo*>&, framework::PreFilterResult*) {
+                                   const std::vector<framework::NodeInfo*>& nodes, framework::PreFilterResult*) {
   const api::Pod& p = pod.p();
   if (p.resource_claims.empty()) return Status::Skip();
   state::DraState* dra = handle_.Dra();
@@ -252,6 +252,8 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
       return Status::Error(std::string(allocator.status().message()));
     }
     data->allocator = std::move(*allocator);
+    // Filter inserts one solution per feasible node: no rehashing under the lock.
+    data->shared->node_allocations.reserve(nodes.size());
   }
   state.Write(kStateKey, std::move(data));
   return Status();

@@ -83,6 +83,7 @@ struct ConstraintInfo {
   const api::DeviceConstraint* c = nullptr;
   bool match = false;
   api::Symbol attribute;
+  const state::AttributeTable* table = nullptr;  // the attribute's values per device
   bool Applies(const ReqSpec& r) const {
     if (c->requests.empty()) return true;
     for (api::Symbol s : c->requests) {
@@ -231,6 +232,7 @@ absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(
         return absl::InvalidArgumentError(
             gantry::StrCat(ci.label, ": empty constraint (unsupported constraint type?)"));
       }
+      k.table = inv.Attributes(k.attribute);
       ci.constraints.push_back(k);
     }
     // Minimum number of results (ExactCount counts; All counts 1; firstAvailable its minimum).
@@ -271,20 +273,6 @@ absl::StatusOr<std::unique_ptr<Allocator>> Allocator::Create(
 }
 
 namespace {
-
-// Appends the values of attribute `attr` of a device (a scalar is a
-// 1-element list); false when the device lacks it.
-bool AppendValues(const api::Device& d, api::Symbol attr, std::vector<api::AttributeValue>* out) {
-  if (const api::DeviceAttribute* a = d.FindAttribute(attr)) {
-    out->push_back(a->value);
-    return true;
-  }
-  if (const api::DeviceListAttribute* l = d.FindListAttribute(attr)) {
-    out->insert(out->end(), l->values.begin(), l->values.end());
-    return true;
-  }
-  return false;
-}
 
 template <typename It>
 bool ContainsIn(It begin, It end, const api::AttributeValue& x) {
@@ -346,7 +334,7 @@ struct Scratch {
   absl::flat_hash_map<std::pair<int32_t, int64_t>, int64_t> run_counters;
   absl::flat_hash_map<int32_t, absl::flat_hash_map<int64_t, int64_t>> pool_available;
   absl::flat_hash_map<std::pair<int32_t, api::Symbol>, int64_t> run_capacity;
-  std::vector<api::AttributeValue> values, values2;
+  std::vector<api::AttributeValue> values2;
   std::vector<std::pair<api::Symbol, int64_t>> consumed;
   cel::DeviceInputBuilder builder;
 };
@@ -533,22 +521,23 @@ bool Search::InUse(int ci, bool admin, int32_t dev) const {
 bool Search::ConstraintsAccept(int ci, const ReqSpec& rs, int32_t dev) {
   const ClaimInfo& claim = impl_.claims[ci];
   if (claim.constraints.empty()) return true;
-  const api::Device& d = *inv_.devices[dev].device;
   for (size_t k = 0; k < claim.constraints.size(); ++k) {
     const ConstraintInfo& c = claim.constraints[k];
     if (!c.Applies(rs)) continue;
-    s_.values.clear();
-    if (!AppendValues(d, c.attribute, &s_.values)) return false;
+    const state::AttributeTable::Entry& e = c.table->entries[static_cast<size_t>(dev)];
+    if (!e.present) return false;
+    const api::AttributeValue* vb = e.values;
+    const api::AttributeValue* ve = e.values + e.count;
     const ConstraintStack& st = s_.constraints[static_cast<size_t>(claim.con_offset) + k];
     if (c.match) {
       if (st.frames.empty()) continue;
       auto top = st.values.begin() + st.frames.back();
       bool any = false;
-      for (const auto& v : s_.values) any |= ContainsIn(top, st.values.end(), v);
+      for (const api::AttributeValue* v = vb; v != ve && !any; ++v) any = ContainsIn(top, st.values.end(), *v);
       if (!any) return false;
     } else {
-      for (const auto& v : s_.values) {
-        if (ContainsIn(st.values.begin(), st.values.end(), v)) return false;
+      for (const api::AttributeValue* v = vb; v != ve; ++v) {
+        if (ContainsIn(st.values.begin(), st.values.end(), *v)) return false;
       }
     }
   }
@@ -666,17 +655,18 @@ bool Search::TryAdd(int ci, const ReqSpec& rs, int32_t dev) {
     if (!c.Applies(rs)) continue;
     const size_t flat = static_cast<size_t>(claim.con_offset) + k;
     ConstraintStack& st = s_.constraints[flat];
-    s_.values.clear();
-    AppendValues(*d.device, c.attribute, &s_.values);
+    const state::AttributeTable::Entry& e = c.table->entries[static_cast<size_t>(dev)];
+    const api::AttributeValue* vb = e.values;
+    const api::AttributeValue* ve = e.values + e.count;
     const uint32_t start = static_cast<uint32_t>(st.values.size());
     if (c.match && !st.frames.empty()) {
       s_.values2.clear();
       for (auto it = st.values.begin() + st.frames.back(); it != st.values.end(); ++it) {
-        if (ContainsIn(s_.values.begin(), s_.values.end(), *it)) s_.values2.push_back(*it);
+        if (ContainsIn(vb, ve, *it)) s_.values2.push_back(*it);
       }
       st.values.insert(st.values.end(), s_.values2.begin(), s_.values2.end());
     } else {
-      st.values.insert(st.values.end(), s_.values.begin(), s_.values.end());
+      st.values.insert(st.values.end(), vb, ve);
     }
     st.frames.push_back(start);
     s_.pushed.push_back(static_cast<int32_t>(flat));

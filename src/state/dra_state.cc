@@ -82,6 +82,26 @@ bool DraInventory::DeviceOnNode(int32_t i, const api::Node& node) const {
   return false;
 }
 
+const AttributeTable* DraInventory::Attributes(api::Symbol name) const {
+  std::lock_guard<std::mutex> lock(memo_mu_);
+  auto it = attributes_.find(name);
+  if (it != attributes_.end()) return it->second.get();
+  auto table = std::make_unique<AttributeTable>();
+  table->entries.resize(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const api::Device& d = *devices[i].device;
+    AttributeTable::Entry& e = table->entries[i];
+    if (const api::DeviceAttribute* a = d.FindAttribute(name)) {
+      e = {&a->value, 1, true};
+    } else if (const api::DeviceListAttribute* l = d.FindListAttribute(name)) {
+      e = {l->values.data(), static_cast<uint32_t>(l->values.size()), true};
+    }
+  }
+  const AttributeTable* raw = table.get();
+  attributes_.emplace(name, std::move(table));
+  return raw;
+}
+
 const SelectorMemo* DraInventory::Memo(std::string_view expression) const {
   std::lock_guard<std::mutex> lock(memo_mu_);
   auto it = memo_.find(gantry::AsAbsl(expression));

@@ -107,6 +107,18 @@ class SelectorMemo {
   std::unique_ptr<std::atomic<uint8_t>[]> v_;
 };
 
+// The values of one attribute across the inventory's devices (indexed like
+// them), for constraints: a scalar is a 1-element list, a device without the
+// attribute is not `present`. Points into the slices the inventory keeps.
+struct AttributeTable {
+  struct Entry {
+    const api::AttributeValue* values = nullptr;
+    uint32_t count = 0;
+    bool present = false;
+  };
+  std::vector<Entry> entries;
+};
+
 // What the inventory knows about one node named by nodeName slices.
 struct DraNodeEntry {
   std::vector<int32_t> slices;   // nodeName slices with devices, in search order
@@ -152,10 +164,13 @@ class DraInventory {
   bool DeviceOnNode(int32_t i, const api::Node& node) const;
   // The memo table of one selector expression (created on first use).
   const SelectorMemo* Memo(std::string_view expression) const;
+  // The table of one fully qualified attribute (built on first use, O(devices)).
+  const AttributeTable* Attributes(api::Symbol name) const;
 
  private:
   mutable std::mutex memo_mu_;
   mutable absl::flat_hash_map<std::string, std::unique_ptr<SelectorMemo>> memo_;
+  mutable absl::flat_hash_map<api::Symbol, std::unique_ptr<AttributeTable>> attributes_;
 };
 
 // Allocated-state of one snapshot, indexed like the inventory's devices.
