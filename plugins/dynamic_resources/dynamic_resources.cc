@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -149,6 +150,54 @@ std::string CheckClaims(const api::Pod& pod, state::DraState& dra,
 
 }  // namespace
 
+BindingState CheckBindingConditions(const api::ResourceClaim& claim, int64_t now_micros, int64_t timeout_micros,
+                                    std::string* why) {
+  if (!claim.status.allocation) return BindingState::kPending;
+  const api::AllocationResult& a = *claim.status.allocation;
+  bool pending = false, has_conditions = false;
+  for (const api::DeviceRequestAllocationResult& r : a.results) {
+    if (r.binding_conditions.empty()) continue;
+    has_conditions = true;
+    const api::AllocatedDeviceStatus* status = nullptr;
+    for (const api::AllocatedDeviceStatus& d : claim.status.devices) {
+      if (d.driver == r.driver && d.pool == r.pool && d.device == r.device) {
+        status = &d;
+        break;
+      }
+    }
+    if (status == nullptr) {
+      pending = true;
+      continue;
+    }
+    auto find = [&](api::Symbol type) -> const api::Condition* {
+      for (const api::Condition& c : status->conditions) {
+        if (c.type == type) return &c;
+      }
+      return nullptr;
+    };
+    for (api::Symbol f : r.binding_failure_conditions) {
+      const api::Condition* c = find(f);
+      if (c != nullptr && c->status == api::ConditionStatus::kTrue) {
+        *why = gantry::StrCat("resourceclaim \"", claim.meta.name, "\": binding failed on device ", r.pool.view(), "/",
+                              r.device.view(), ": condition ", f.view(), " is True (reason=", c->reason.view(),
+                              ", message=\"", c->message, "\")");
+        return BindingState::kFailed;
+      }
+    }
+    for (api::Symbol b : r.binding_conditions) {
+      const api::Condition* c = find(b);
+      if (c == nullptr || c->status != api::ConditionStatus::kTrue) pending = true;
+    }
+  }
+  if (!pending) return BindingState::kReady;
+  if (has_conditions && a.allocation_timestamp_micros > 0 && a.allocation_timestamp_micros + timeout_micros < now_micros) {
+    *why = gantry::StrCat("resourceclaim \"", claim.meta.name, "\": binding timeout (binding conditions not met within ",
+                          FormatDuration(timeout_micros), " of the allocation)");
+    return BindingState::kTimedOut;
+  }
+  return BindingState::kPending;
+}
+
 DynamicResourcesArgs DynamicResourcesArgs::Decode(api::Decoder& d, api::JsonValue v) {
   DynamicResourcesArgs a;
   helper::DecodeArgsObject(d, v, kArgsKind, [&](std::string_view key, api::JsonValue value) {
@@ -186,7 +235,16 @@ nlohmann::json DynamicResourcesArgs::ToJson() const {
 
 DynamicResources::DynamicResources(DynamicResourcesArgs args, framework::FrameworkHandle& handle,
                                    dra::Features features)
-    : args_(args), handle_(handle), features_(features) {}
+    : args_(args), handle_(handle), features_(features) {
+  if (dynamic_cast<const FakeClock*>(&handle_.clock()) == nullptr) {
+    poll_wait_ = [](int64_t micros) {
+      std::this_thread::sleep_for(std::chrono::microseconds(micros));
+      return true;
+    };
+  } else {
+    poll_wait_ = [](int64_t) { return false; };
+  }
+}
 
 Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
   if (pod.p().resource_claims.empty()) return Status();
@@ -275,6 +333,17 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
       data.shared->unavailable.insert(i);
       return Status::Unresolvable(
           gantry::StrCat("resourceclaim \"", rc.claim->meta.name, "\" not available on the node"));
+    }
+    if (features_.binding_conditions) {
+      // An allocation whose devices failed to bind (or never did) cannot be
+      // used anywhere; PostFilter deallocates it.
+      std::string why;
+      BindingState b = CheckBindingConditions(*rc.claim, handle_.clock().NowMicros(), args_.binding_timeout_micros, &why);
+      if (b == BindingState::kFailed || b == BindingState::kTimedOut) {
+        std::lock_guard<std::mutex> lock(data.shared->mu);
+        data.shared->unavailable.insert(i);
+        return Status::Unresolvable(std::move(why));
+      }
     }
   }
   if (!data.allocator) return Status();
@@ -388,15 +457,26 @@ void DynamicResources::Unreserve(framework::CycleState& state, const framework::
   }
 }
 
-Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod, std::string_view) {
+Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod, std::string_view node) {
   auto read = state.Read<CycleData>(kStateKey);
   if (!read.ok()) return Status();
   CycleData& data = **read;
   state::DraState* dra = handle_.Dra();
   framework::ClusterWriter& writer = handle_.Writer();
+  std::vector<std::string> with_conditions;  // "ns/name" of claims whose devices have binding conditions
+  auto has_conditions = [](const api::ResourceClaim& c) {
+    if (!c.status.allocation) return false;
+    for (const auto& r : c.status.allocation->results) {
+      if (!r.binding_conditions.empty()) return true;
+    }
+    return false;
+  };
   for (const ResolvedClaim& rc : data.claims) {
     const api::ResourceClaim& claim = *rc.claim;
-    if (!rc.allocate && claim.IsReservedFor(pod.uid())) continue;
+    if (!rc.allocate && claim.IsReservedFor(pod.uid())) {
+      if (has_conditions(claim)) with_conditions.push_back(gantry::StrCat(claim.meta.namespace_.view(), "/", claim.meta.name));
+      continue;
+    }
     auto updated = std::make_shared<api::ResourceClaim>(claim);
     if (rc.allocate) {
       if (std::find(claim.meta.finalizers.begin(), claim.meta.finalizers.end(), api::kDeleteProtectionFinalizer) ==
@@ -419,9 +499,72 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
       if (dra && rc.allocate) dra->RemoveInFlight(claim.meta.uid);
       return Status::Error(gantry::StrCat("resourceclaim \"", claim.meta.name, "\": ", st.message()));
     }
+    if (has_conditions(*updated)) with_conditions.push_back(gantry::StrCat(claim.meta.namespace_.view(), "/", claim.meta.name));
     if (dra) dra->AssumeClaim(std::move(updated));
   }
-  return Status();
+  if (!features_.binding_conditions || with_conditions.empty() || dra == nullptr) return Status();
+  writer.RecordEvent(framework::EventRecord{"Pod", pod.p().meta.namespace_.str(), pod.p().meta.name, pod.uid(),
+                                            "Normal", "BindingConditionsPending", "Scheduling",
+                                            gantry::StrCat("waiting for binding conditions for device on node ", node),
+                                            std::string(handle_.SchedulerName())});
+  std::string why = WaitForBindingConditions(pod, with_conditions);
+  if (why.empty()) return Status();
+  // Release what this attempt allocated (upstream reaches the same state
+  // through Unreserve and the next attempt's PostFilter): the devices return
+  // to the pool and the next attempt allocates afresh.
+  for (const ResolvedClaim& rc : data.claims) {
+    if (!rc.allocate) continue;
+    auto current = dra->GetClaim(rc.claim->meta.namespace_.view(), rc.claim->meta.name);
+    if (current == nullptr || !current->IsAllocated()) continue;
+    const auto& rf = current->status.reserved_for;
+    if (!(rf.empty() || (rf.size() == 1 && rf[0].uid == pod.uid()))) continue;
+    if (writer.DeallocateResourceClaim(*current).ok()) {
+      auto copy = std::make_shared<api::ResourceClaim>(*current);
+      copy->status = {};
+      dra->AssumeClaim(std::move(copy));
+    }
+  }
+  return Status::Error(std::move(why));
+}
+
+std::string DynamicResources::WaitForBindingConditions(const framework::PodInfo& pod,
+                                                       const std::vector<std::string>& claim_keys) {
+  state::DraState& dra = *handle_.Dra();
+  const Clock& clock = handle_.clock();
+  const int64_t deadline = clock.NowMicros() + args_.binding_timeout_micros;
+  for (;;) {
+    const int64_t now = clock.NowMicros();
+    bool ready = true;
+    std::string pending_device;
+    for (const std::string& key : claim_keys) {
+      const size_t slash = key.find('/');
+      auto claim = dra.GetClaim(std::string_view(key).substr(0, slash), std::string_view(key).substr(slash + 1));
+      if (claim == nullptr || claim->meta.deletion_micros) {
+        return gantry::StrCat("resourceclaim \"", key, "\" was deleted while waiting for binding conditions");
+      }
+      std::string why;
+      switch (CheckBindingConditions(*claim, now, args_.binding_timeout_micros, &why)) {
+        case BindingState::kReady:
+          break;
+        case BindingState::kFailed:
+        case BindingState::kTimedOut:
+          return why;
+        case BindingState::kPending:
+          ready = false;
+          if (pending_device.empty()) pending_device = key;
+          break;
+      }
+    }
+    if (ready) return "";
+    if (now >= deadline) {
+      return gantry::StrCat("pod ", pod.p().meta.Key(), ": device binding timeout (resourceclaim \"", pending_device,
+                            "\" not ready after ", FormatDuration(args_.binding_timeout_micros), ")");
+    }
+    if (!poll_wait_(std::min(kBindingPollMicros, deadline - now))) {
+      return gantry::StrCat("resourceclaim \"", pending_device,
+                            "\": binding conditions pending and this scheduler cannot wait for them (no real clock)");
+    }
+  }
 }
 
 std::vector<framework::ClusterEventWithHint> DynamicResources::EventsToRegister() const {

@@ -5,11 +5,15 @@
 // claim's status through the ClusterWriter. Upstream:
 // pkg/scheduler/framework/plugins/dynamicresources. Failure reasons name the
 // claim and request ("claim default/gpus: request \"gpu\": 8 devices wanted,
-// 5 free match"). Extended resources backed by DRA are not implemented yet.
+// 5 free match"). Devices with binding conditions: PreBind waits (polling
+// every 5 s, at most bindingTimeout) until the driver reports them in
+// status.devices, and fails on a binding failure condition or timeout.
+// Extended resources backed by DRA are not implemented yet.
 #ifndef GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
 #define GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,6 +31,20 @@ namespace gantry::plugins::dynamic_resources {
 inline constexpr std::string_view kName = "DynamicResources";
 inline constexpr std::string_view kArgsKind = "DynamicResourcesArgs";
 inline constexpr std::string_view kStateKey = "PreFilterDynamicResources";
+// How often PreBind re-reads claims while waiting for binding conditions (upstream: 5 s).
+inline constexpr int64_t kBindingPollMicros = 5'000'000;
+
+// Binding conditions of an allocated claim (status.allocation results with
+// bindingConditions, checked against status.devices[].conditions).
+enum class BindingState : uint8_t {
+  kReady,     // every binding condition True (or none), no failure condition True
+  kPending,   // some condition not True yet, within the timeout
+  kFailed,    // a bindingFailureCondition is True
+  kTimedOut,  // still pending after allocationTimestamp + binding timeout
+};
+// `why` gets the message for kFailed / kTimedOut.
+BindingState CheckBindingConditions(const api::ResourceClaim& claim, int64_t now_micros, int64_t timeout_micros,
+                                    std::string* why);
 
 // DynamicResourcesArgs: filterTimeout (default 10s, 0 disables) and
 // bindingTimeout (default 600s, >= 1s; only used with binding conditions).
@@ -83,10 +101,22 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
 
   const DynamicResourcesArgs& args() const { return args_; }
 
+  // Waits `micros` between binding-condition polls; returns false when it
+  // cannot wait (then PreBind stops waiting and fails). The default sleeps
+  // for real unless the framework clock is a FakeClock (offline there is no
+  // driver that could report device conditions, and virtual time does not pass).
+  // Tests inject one that advances a FakeClock and updates claims.
+  using PollWait = std::function<bool(int64_t micros)>;
+  void SetBindingPollWait(PollWait wait) { poll_wait_ = std::move(wait); }
+
  private:
+  // PreBind's wait for binding conditions of the pod's claims; "" when ready.
+  std::string WaitForBindingConditions(const framework::PodInfo& pod, const std::vector<std::string>& claim_keys);
+
   DynamicResourcesArgs args_;
   framework::FrameworkHandle& handle_;
   dra::Features features_;
+  PollWait poll_wait_;
 };
 
 absl::Status Register(framework::Registry& registry);

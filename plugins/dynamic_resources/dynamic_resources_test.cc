@@ -282,5 +282,218 @@ TEST(DynamicResources, ArgsDefaultsAndValidation) {
   EXPECT_NE(err.find("unknown field"), std::string::npos);
 }
 
+// ---- Binding conditions ----------------------------------------------------
+
+std::shared_ptr<const api::ResourceSlice> AttachableSlice(std::string_view node) {
+  return Decode<api::ResourceSlice>(
+      gantry::StrCat(R"({"metadata":{"name":")", node,
+                     R"(-fabric"},"spec":{"driver":"gpu.example.com","pool":{"name":")", node,
+                     R"(-fabric","generation":1,"resourceSliceCount":1},"nodeName":")", node,
+                     R"(","devices":[{"name":"fgpu-0","bindingConditions":["Attached"],)",
+                     R"("bindingFailureConditions":["AttachFailed"]}]}})"),
+      &api::DecodeResourceSlice, "ResourceSlice");
+}
+
+// The claim as the driver would update it: status.devices with one condition.
+void ReportCondition(state::DraState& dra, std::string_view type, bool value) {
+  auto claim = dra.GetClaim("default", "gpus");
+  ASSERT_TRUE(claim != nullptr && claim->IsAllocated());
+  auto copy = std::make_shared<api::ResourceClaim>(*claim);
+  const api::DeviceRequestAllocationResult& r = copy->status.allocation->results.at(0);
+  api::AllocatedDeviceStatus* status = nullptr;
+  for (auto& d : copy->status.devices) {
+    if (d.device == r.device) status = &d;
+  }
+  if (status == nullptr) {
+    copy->status.devices.push_back(api::AllocatedDeviceStatus{r.driver, r.pool, r.device, "", {}, "", std::nullopt});
+    status = &copy->status.devices.back();
+  }
+  api::Condition c;
+  c.type = api::Symbol::Intern(type);
+  c.status = value ? api::ConditionStatus::kTrue : api::ConditionStatus::kFalse;
+  c.reason = api::Symbol::Intern("Driver");
+  c.message = "reported by the driver";
+  status->conditions.push_back(c);
+  dra.UpsertClaim(std::move(copy));
+}
+
+TEST(DynamicResources, PreBindWaitsForBindingConditions) {
+  struct Case {
+    const char* name;
+    // Condition the fake driver reports at poll N (1-based); 0 = never.
+    int report_at;
+    const char* condition;
+    bool value;
+    Code want;
+    std::string want_message;  // substring
+    int want_polls;
+  } cases[] = {
+      {"attached after two polls", 2, "Attached", true, Code::kSuccess, "", 2},
+      {"attached before the first poll", 0, "Attached", true, Code::kSuccess, "", 0},
+      {"failure condition", 1, "AttachFailed", true, Code::kError, "binding failed on device node-1-fabric/fgpu-0", 1},
+      {"False is not ready: timeout", 1, "Attached", false, Code::kError, "binding timeout", 4},
+      {"never reported: timeout", -1, "", false, Code::kError, "binding timeout", 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f;
+    f.dra.UpsertSlice(AttachableSlice("node-1"));
+    // One device from the fabric pool only (selector on its name).
+    f.dra.UpsertClaim(Decode<api::ResourceClaim>(
+        R"({"metadata":{"name":"gpus","namespace":"default","uid":"uid-gpus"},"spec":{"devices":{"requests":[)"
+        R"({"name":"gpu","exactly":{"deviceClassName":"gpu","selectors":[{"cel":{"expression":)"
+        R"("device.attributes[\"gpu.example.com\"].?model.orValue(\"\") == \"\""}}]}}]}}})",
+        &api::DecodeResourceClaim, "ResourceClaim"));
+    DynamicResourcesArgs args;
+    args.binding_timeout_micros = 20'000'000;  // 4 polls of 5 s
+    DynamicResources p(args, f.handle);
+    int polls = 0;
+    p.SetBindingPollWait([&](int64_t micros) {
+      EXPECT_LE(micros, kBindingPollMicros);
+      f.handle.fake_clock().Advance(micros);
+      ++polls;
+      if (polls == c.report_at) ReportCondition(f.dra, c.condition, c.value);
+      return true;
+    });
+    auto pod = PodWithClaim("gpus");
+    framework::CycleState st;
+    framework::PreFilterResult r;
+    ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+    ASSERT_TRUE(f.FilterOn(p, st, *pod, "node-1").IsSuccess());
+    ASSERT_TRUE(p.Reserve(st, *pod, "node-1").IsSuccess());
+    framework::Status s;
+    if (c.report_at == 0) {
+      // A quick driver: reported during the first wait, ready at the next look.
+      int shots = 0;
+      p.SetBindingPollWait([&](int64_t micros) {
+        if (shots++ > 0) return false;
+        f.handle.fake_clock().Advance(micros);
+        ReportCondition(f.dra, c.condition, c.value);
+        return true;
+      });
+      s = p.PreBind(st, *pod, "node-1");
+      EXPECT_EQ(shots, 1);
+    } else {
+      s = p.PreBind(st, *pod, "node-1");
+      EXPECT_EQ(polls, c.want_polls);
+    }
+    EXPECT_EQ(s.code(), c.want) << s.Message();
+    if (!c.want_message.empty()) {
+      EXPECT_NE(s.Message().find(c.want_message), std::string::npos) << s.Message();
+    }
+    ASSERT_FALSE(f.handle.events.empty());
+    EXPECT_EQ(f.handle.events.back().reason, "BindingConditionsPending");
+    auto stored = f.dra.GetClaim("default", "gpus");
+    if (c.want == Code::kSuccess) {
+      EXPECT_TRUE(stored->IsAllocated());
+      EXPECT_TRUE(f.handle.deallocated_claims.empty());
+    } else {
+      // The failed attempt's allocation is released.
+      EXPECT_FALSE(stored->IsAllocated());
+      EXPECT_EQ(f.handle.deallocated_claims, std::vector<std::string>{"default/gpus"});
+    }
+  }
+}
+
+TEST(DynamicResources, BindingConditionsOfflineFailInsteadOfHanging) {
+  Fixture f;
+  f.dra.UpsertSlice(AttachableSlice("node-1"));
+  f.dra.UpsertClaim(Decode<api::ResourceClaim>(
+      R"({"metadata":{"name":"gpus","namespace":"default","uid":"uid-gpus"},"spec":{"devices":{"requests":[)"
+      R"({"name":"gpu","exactly":{"deviceClassName":"gpu","selectors":[{"cel":{"expression":)"
+      R"("device.attributes[\"gpu.example.com\"].?model.orValue(\"\") == \"\""}}]}}]}}})",
+      &api::DecodeResourceClaim, "ResourceClaim"));
+  DynamicResources p({}, f.handle);  // FakeClock: the default wait refuses
+  auto pod = PodWithClaim("gpus");
+  framework::CycleState st;
+  framework::PreFilterResult r;
+  ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+  ASSERT_TRUE(f.FilterOn(p, st, *pod, "node-1").IsSuccess());
+  ASSERT_TRUE(p.Reserve(st, *pod, "node-1").IsSuccess());
+  framework::Status s = p.PreBind(st, *pod, "node-1");
+  EXPECT_EQ(s.code(), Code::kError);
+  EXPECT_NE(s.Message().find("cannot wait"), std::string::npos) << s.Message();
+}
+
+TEST(DynamicResources, CheckBindingConditionsTable) {
+  auto claim = [](std::vector<std::pair<const char*, bool>> conds, int64_t allocated_at) {
+    api::ResourceClaim c;
+    c.meta.name = "gpus";
+    api::AllocationResult a;
+    api::DeviceRequestAllocationResult r;
+    r.driver = api::Symbol::Intern("d");
+    r.pool = api::Symbol::Intern("p");
+    r.device = api::Symbol::Intern("x");
+    r.binding_conditions = {api::Symbol::Intern("Ready"), api::Symbol::Intern("Wired")};
+    r.binding_failure_conditions = {api::Symbol::Intern("Broken")};
+    a.results.push_back(r);
+    a.allocation_timestamp_micros = allocated_at;
+    c.status.allocation = a;
+    if (!conds.empty()) {
+      api::AllocatedDeviceStatus s{r.driver, r.pool, r.device, "", {}, "", std::nullopt};
+      for (auto [type, value] : conds) {
+        api::Condition k;
+        k.type = api::Symbol::Intern(type);
+        k.status = value ? api::ConditionStatus::kTrue : api::ConditionStatus::kFalse;
+        s.conditions.push_back(k);
+      }
+      c.status.devices.push_back(s);
+    }
+    return c;
+  };
+  struct Case {
+    const char* name;
+    api::ResourceClaim claim;
+    int64_t now;
+    BindingState want;
+  } cases[] = {
+      {"no status yet", claim({}, 100), 150, BindingState::kPending},
+      {"one of two", claim({{"Ready", true}}, 100), 150, BindingState::kPending},
+      {"both", claim({{"Ready", true}, {"Wired", true}}, 100), 150, BindingState::kReady},
+      {"failure wins", claim({{"Ready", true}, {"Wired", true}, {"Broken", true}}, 100), 150, BindingState::kFailed},
+      {"failure False is fine", claim({{"Ready", true}, {"Wired", true}, {"Broken", false}}, 100), 150,
+       BindingState::kReady},
+      {"pending past timeout", claim({{"Ready", true}}, 100), 100 + 60 + 1, BindingState::kTimedOut},
+      {"ready past timeout", claim({{"Ready", true}, {"Wired", true}}, 100), 1000, BindingState::kReady},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string why;
+    EXPECT_EQ(CheckBindingConditions(c.claim, c.now, 60, &why), c.want);
+    if (c.want == BindingState::kFailed || c.want == BindingState::kTimedOut) {
+      EXPECT_FALSE(why.empty());
+    }
+  }
+}
+
+TEST(DynamicResources, FilterRejectsAllocatedClaimWhoseBindingFailed) {
+  Fixture f;
+  f.dra.UpsertSlice(AttachableSlice("node-1"));
+  auto base = Decode<api::ResourceClaim>(
+      R"({"metadata":{"name":"gpus","namespace":"default","uid":"uid-gpus"},"spec":{"devices":{"requests":[)"
+      R"({"name":"gpu","exactly":{"deviceClassName":"gpu"}}]}},"status":{"allocation":{"devices":{"results":[)"
+      R"({"request":"gpu","driver":"gpu.example.com","pool":"node-1-fabric","device":"fgpu-0",)"
+      R"("bindingConditions":["Attached"],"bindingFailureConditions":["AttachFailed"]}]}},)"
+      R"("devices":[{"driver":"gpu.example.com","pool":"node-1-fabric","device":"fgpu-0",)"
+      R"("conditions":[{"type":"AttachFailed","status":"True","reason":"NoPath","message":"m",)"
+      R"("lastTransitionTime":"2026-01-01T00:00:00Z"}]}]}})",
+      &api::DecodeResourceClaim, "ResourceClaim");
+  f.dra.UpsertClaim(base);
+  DynamicResources p({}, f.handle);
+  auto pod = PodWithClaim("gpus");
+  framework::CycleState st;
+  framework::PreFilterResult r;
+  ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+  framework::Status s = f.FilterOn(p, st, *pod, "node-1");
+  EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_NE(s.Message().find("binding failed"), std::string::npos) << s.Message();
+  // PostFilter releases it (nobody else holds it).
+  framework::NodeToStatus filtered;
+  framework::PostFilterResult pf = p.PostFilter(st, *pod, filtered);
+  EXPECT_EQ(pf.status.code(), Code::kUnschedulable) << pf.status.Message();
+  EXPECT_EQ(f.handle.deallocated_claims, std::vector<std::string>{"default/gpus"});
+  EXPECT_FALSE(f.dra.GetClaim("default", "gpus")->IsAllocated());
+}
+
 }  // namespace
 }  // namespace gantry::plugins::dynamic_resources
