@@ -235,16 +235,7 @@ nlohmann::json DynamicResourcesArgs::ToJson() const {
 
 DynamicResources::DynamicResources(DynamicResourcesArgs args, framework::FrameworkHandle& handle,
                                    dra::Features features)
-    : args_(args), handle_(handle), features_(features) {
-  if (dynamic_cast<const FakeClock*>(&handle_.clock()) == nullptr) {
-    poll_wait_ = [](int64_t micros) {
-      std::this_thread::sleep_for(std::chrono::microseconds(micros));
-      return true;
-    };
-  } else {
-    poll_wait_ = [](int64_t) { return false; };
-  }
-}
+    : args_(args), handle_(handle), features_(features) {}
 
 Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
   if (pod.p().resource_claims.empty()) return Status();
@@ -560,7 +551,17 @@ std::string DynamicResources::WaitForBindingConditions(const framework::PodInfo&
       return gantry::StrCat("pod ", pod.p().meta.Key(), ": device binding timeout (resourceclaim \"", pending_device,
                             "\" not ready after ", FormatDuration(args_.binding_timeout_micros), ")");
     }
-    if (!poll_wait_(std::min(kBindingPollMicros, deadline - now))) {
+    const int64_t wait = std::min(kBindingPollMicros, deadline - now);
+    bool waited;
+    if (poll_wait_) {
+      waited = poll_wait_(wait);
+    } else if (dynamic_cast<const FakeClock*>(&clock) == nullptr) {
+      std::this_thread::sleep_for(std::chrono::microseconds(wait));
+      waited = true;
+    } else {
+      waited = false;  // virtual time: nothing would change while we wait
+    }
+    if (!waited) {
       return gantry::StrCat("resourceclaim \"", pending_device,
                             "\": binding conditions pending and this scheduler cannot wait for them (no real clock)");
     }

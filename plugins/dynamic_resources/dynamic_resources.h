@@ -102,9 +102,10 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   const DynamicResourcesArgs& args() const { return args_; }
 
   // Waits `micros` between binding-condition polls; returns false when it
-  // cannot wait (then PreBind stops waiting and fails). The default sleeps
-  // for real unless the framework clock is a FakeClock (offline there is no
-  // driver that could report device conditions, and virtual time does not pass).
+  // cannot wait (then PreBind stops waiting and fails). Without one, PreBind
+  // sleeps for real unless the framework clock is a FakeClock (offline there
+  // is no driver that could report device conditions, and virtual time does
+  // not pass), in which case it fails at once.
   // Tests inject one that advances a FakeClock and updates claims.
   using PollWait = std::function<bool(int64_t micros)>;
   void SetBindingPollWait(PollWait wait) { poll_wait_ = std::move(wait); }
