@@ -2,6 +2,10 @@
 //
 //   gantry-bench generate --kind perf|ai --out FILE [options]
 //       Writes a synthetic snapshot (JSON for *.json, YAML otherwise).
+//   gantry-bench --workload NAME[/SIZE] [--quick] [--json OUT.json] [--config FILE]
+//       Runs an offline equivalent of an upstream scheduler_perf workload
+//       (bench/generate/workloads.h) and reports upstream-style throughput.
+//   gantry-bench --list-workloads
 //   gantry-bench loadtest [--nodes 5000] [--pods 150000]
 //       Generates a scheduler_perf-style JSON snapshot to a temporary file,
 //       loads it with the snapshot loader, and reports wall time, peak RSS
@@ -18,6 +22,7 @@
 
 #include "CLI/CLI.hpp"
 #include "bench/generate/generate.h"
+#include "bench/generate/workloads.h"
 #include "src/sim/loader.h"
 
 namespace {
@@ -121,9 +126,51 @@ int LoadTest(const PerfClusterOptions& perf, const std::string& keep, bool json_
 
 }  // namespace
 
+int RunWorkloadCommand(const gantry::bench::WorkloadOptions& opts, const std::string& json_path) {
+  absl::StatusOr<nlohmann::json> report = gantry::bench::RunWorkload(opts);
+  if (!report.ok()) {
+    std::cerr << "gantry-bench --workload: " << report.status().message() << "\n";
+    return 1;
+  }
+  const nlohmann::json& r = *report;
+  const nlohmann::json& t = r["throughput"];
+  std::printf("%s: %lld nodes, %lld init pods, %lld measured pods\n", r["workload"].get<std::string>().c_str(),
+              static_cast<long long>(r["nodes"].get<int64_t>()), static_cast<long long>(r["init_pods"].get<int64_t>()),
+              static_cast<long long>(r["measure_pods"].get<int64_t>()));
+  std::printf("scheduled %lld, unschedulable %lld, %lld attempts in %.3f s: %.0f pods/s\n",
+              static_cast<long long>(r["scheduled"].get<int64_t>()),
+              static_cast<long long>(r["unschedulable"].get<int64_t>()),
+              static_cast<long long>(r["attempts"].get<int64_t>()), r["loop_seconds"].get<double>(),
+              r["pods_per_second"].get<double>());
+  std::printf("SchedulingThroughput (1 s samples): Average %.0f, Perc50 %.0f, Perc90 %.0f, Perc95 %.0f, Perc99 %.0f "
+              "pods/s (upstream floor %.0f)\n",
+              t["Average"].get<double>(), t["Perc50"].get<double>(), t["Perc90"].get<double>(),
+              t["Perc95"].get<double>(), t["Perc99"].get<double>(), r["upstream_threshold"].get<double>());
+  std::printf("CPU %.3f s (%.3f s per 1,000 pods), peak RSS %.1f MiB\n", r["cpu_seconds"].get<double>(),
+              r["cpu_seconds_per_1000_pods"].get<double>(), r["peak_rss_mib"].get<double>());
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    if (!out) {
+      std::cerr << "gantry-bench: cannot write " << json_path << "\n";
+      return 1;
+    }
+    out << r.dump(2) << "\n";
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"gantry-bench: benchmark tooling for Gantry"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+
+  gantry::bench::WorkloadOptions workload;
+  std::string workload_json;
+  bool list_workloads = false;
+  app.add_option("--workload", workload.name, "Run a scheduler_perf workload: NAME or NAME/SIZE");
+  app.add_flag("--quick", workload.quick, "Use the workload's smallest size (smoke test)");
+  app.add_option("--json", workload_json, "Write the workload report (with perf-dash dataItems) here");
+  app.add_option("--config", workload.config_path, "KubeSchedulerConfiguration for the workload run");
+  app.add_flag("--list-workloads", list_workloads, "List the workloads and their sizes");
 
   PerfClusterOptions perf;
   AiClusterOptions ai;
@@ -167,6 +214,27 @@ int main(int argc, char** argv) {
   lt->add_flag("--json", json_report, "Print one JSON line instead of text");
 
   CLI11_PARSE(app, argc, argv);
+
+  if (list_workloads) {
+    for (const gantry::bench::WorkloadCase& c : gantry::bench::WorkloadCases()) {
+      for (const gantry::bench::WorkloadSize& sz : c.sizes) {
+        std::printf("%s/%s\t%d nodes, %d init pods, %d measured pods\n", c.name.c_str(), sz.name.c_str(), sz.nodes,
+                    sz.init_pods, sz.measure_pods);
+      }
+    }
+    return 0;
+  }
+  if (!workload.name.empty()) {
+    if (gen->parsed() || lt->parsed()) {
+      std::cerr << "gantry-bench: --workload does not combine with a subcommand\n";
+      return 2;
+    }
+    return RunWorkloadCommand(workload, workload_json);
+  }
+  if (!gen->parsed() && !lt->parsed()) {
+    std::cerr << "gantry-bench: give a subcommand (generate, loadtest) or --workload NAME; see --help\n";
+    return 2;
+  }
 
   if (gen->parsed()) {
     perf.seed = ai.seed = seed;

@@ -1,5 +1,8 @@
 // `gantry simulate`: schedules a recorded or generated cluster offline with
 // the real engine (in-memory binder, virtual clock) and reports the outcome.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +16,7 @@
 #include "src/main/commands.h"
 #include "src/scheduler/setup.h"
 #include "src/sim/loader.h"
+#include "src/sim/progress.h"
 #include "src/sim/report.h"
 #include "src/sim/simulation.h"
 
@@ -28,6 +32,27 @@ struct SimulateOptions {
 };
 
 std::string Msg(const absl::Status& st) { return std::string(st.message()); }
+
+int TerminalWidth() {
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 80;
+}
+
+// A progress line redrawn in place while the loop runs, only when stdout is
+// a terminal (never in files or pipes); erased before the summary.
+sim::ProgressFn TerminalProgress() {
+  if (isatty(STDOUT_FILENO) == 0) return nullptr;
+  const int width = TerminalWidth() - 1;
+  return [width](const sim::SimulationProgress& p) {
+    if (p.done) {
+      std::fputs("\r\x1b[K", stdout);
+    } else {
+      std::fprintf(stdout, "\r%s\x1b[K", sim::RenderProgressLine(p, width).c_str());
+    }
+    std::fflush(stdout);
+  };
+}
 
 int RunSimulate(const SimulateOptions& opts) {
   framework::Registry registry;
@@ -71,7 +96,8 @@ int RunSimulate(const SimulateOptions& opts) {
     std::fprintf(stderr, "gantry simulate: %s\n", Msg(bundle.status()).c_str());
     return 2;
   }
-  sim::SimulationResult result = sim::RunSimulation(objects, *bundle->scheduler, writer, clock, opts.seed);
+  sim::SimulationResult result =
+      sim::RunSimulation(objects, *bundle->scheduler, writer, clock, opts.seed, TerminalProgress());
 
   nlohmann::json report = sim::InventoryJson(inv);
   report.update(sim::ResultJson(result));

@@ -112,10 +112,11 @@ absl::Status DecodeValue(std::string_view source, api::JsonValue root,
   return decode_one(root, prefix, "", "");
 }
 
-absl::Status LoadJson(std::string_view source, std::string_view text, api::ObjectSet* out,
-                      LoadStats* stats, std::vector<RawObject>* raw) {
+// Parses JSON that already sits in simdjson's padded buffer (no copy).
+absl::Status LoadPaddedJson(std::string_view source, const simdjson::padded_string& padded, api::ObjectSet* out,
+                            LoadStats* stats, std::vector<RawObject>* raw) {
+  const std::string_view text(padded.data(), padded.size());
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(text);
   api::JsonValue root;
   if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) {
     // simdjson reports no position; ask a second parser where the syntax breaks.
@@ -136,6 +137,11 @@ absl::Status LoadJson(std::string_view source, std::string_view text, api::Objec
     return api::ResolveJsonPosition(text, path);
   };
   return DecodeValue(source, root, {}, resolve, out, stats, raw);
+}
+
+absl::Status LoadJson(std::string_view source, std::string_view text, api::ObjectSet* out,
+                      LoadStats* stats, std::vector<RawObject>* raw) {
+  return LoadPaddedJson(source, simdjson::padded_string(text), out, stats, raw);
 }
 
 absl::Status LoadYaml(std::string_view source, std::string_view text, api::ObjectSet* out,
@@ -232,9 +238,14 @@ absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadSta
     files.push_back(p);
   }
   for (const fs::path& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return absl::UnavailableError(gantry::StrCat(file.string(), ": cannot open file"));
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Read straight into simdjson's padded buffer: one copy of the file in
+    // memory (a std::string grown while reading plus a padded copy for the
+    // parser held up to three), which bounds the peak RSS of large loads.
+    simdjson::padded_string buffer;
+    if (simdjson::padded_string::load(file.string()).get(buffer) != simdjson::SUCCESS) {
+      return absl::UnavailableError(gantry::StrCat(file.string(), ": cannot read file"));
+    }
+    const std::string_view text(buffer.data(), buffer.size());
     stats->files.push_back(file.string());
     const std::string name = file.string();
     const bool text_name = name.ends_with(".json") || name.ends_with(".yaml") || name.ends_with(".yml");
@@ -242,7 +253,12 @@ absl::Status LoadClusterPath(std::string_view path, api::ObjectSet* out, LoadSta
       GANTRY_RETURN_IF_ERROR(LoadClusterProto(name, text, out, stats, raw));
       continue;
     }
-    GANTRY_RETURN_IF_ERROR(LoadClusterText(name, text, LooksLikeJson(name, text), out, stats, raw));
+    stats->bytes += static_cast<int64_t>(text.size());
+    if (LooksLikeJson(name, text)) {
+      GANTRY_RETURN_IF_ERROR(LoadPaddedJson(name, buffer, out, stats, raw));
+    } else {
+      GANTRY_RETURN_IF_ERROR(LoadYaml(name, text, out, stats, raw));
+    }
   }
   return absl::OkStatus();
 }

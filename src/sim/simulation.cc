@@ -96,11 +96,15 @@ int64_t InMemoryWriter::events_recorded() const {
 class AttemptRecorder final : public scheduler::AttemptObserver {
  public:
   explicit AttemptRecorder(SimulationResult* result) : result_(result) {}
+  // Wall-clock origin for scheduled_wall_micros (the loop start).
+  void StartClock() { start_ = std::chrono::steady_clock::now(); }
   void OnAttempt(const scheduler::AttemptOutcome& o) override {
     result_->attempts++;
     result_->attempt_micros.push_back(o.duration_micros);
     const std::string key = o.pod->Key();
     if (o.result == "scheduled") {
+      result_->scheduled_wall_micros.push_back(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_).count());
       result_->placements[key] = o.node;
       result_->failures.erase(key);
     } else {
@@ -113,6 +117,7 @@ class AttemptRecorder final : public scheduler::AttemptObserver {
 
  private:
   SimulationResult* result_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 namespace {
@@ -163,7 +168,8 @@ api::ResourceClaim InstantiateClaim(const api::Pod& pod, api::Symbol claim_name,
 }
 
 SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Scheduler& sched,
-                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed) {
+                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed,
+                               const ProgressFn& progress) {
   SimulationResult result;
   AttemptRecorder recorder(&result);
   sched.SetObserver(&recorder);
@@ -223,8 +229,12 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
   for (const api::Pod& pod : objects.pods) {
     if (pod.IsBound() && !pod.IsTerminal()) sched.OnPodAdd(WithUid(pod));
   }
+  int64_t pending_total = 0;
   for (const api::Pod& pod : objects.pods) {
-    if (!pod.IsBound() && !pod.IsTerminal()) sched.OnPodAdd(with_claims(WithUid(pod)));
+    if (!pod.IsBound() && !pod.IsTerminal()) {
+      sched.OnPodAdd(with_claims(WithUid(pod)));
+      ++pending_total;
+    }
   }
 
   // Pods that finish in virtual time: (finish time, sequence) -> bound pod.
@@ -298,9 +308,26 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
   };
 
   const auto wall_start = std::chrono::steady_clock::now();
+  recorder.StartClock();
   queue::SchedulingQueue& q = sched.queue();
   const double cpu_start = ProcessCpuSeconds();
+  auto next_progress = wall_start + std::chrono::milliseconds(kProgressIntervalMillis);
+  int64_t iterations = 0;
+  auto report_progress = [&](bool done) {
+    SimulationProgress p;
+    p.pending_total = pending_total;
+    p.scheduled = static_cast<int64_t>(result.scheduled_wall_micros.size());
+    p.attempts = result.attempts;
+    p.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    p.done = done;
+    progress(p);
+  };
   while (true) {
+    // Look at the clock only every 64 iterations: the callback stays off the hot path.
+    if (progress && (++iterations & 63) == 0 && std::chrono::steady_clock::now() >= next_progress) {
+      report_progress(false);
+      next_progress = std::chrono::steady_clock::now() + std::chrono::milliseconds(kProgressIntervalMillis);
+    }
     feed_bindings();
     feed_evictions();
     run_due_completions();
@@ -323,6 +350,7 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
   result.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   result.loop_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (progress) report_progress(true);
   result.virtual_seconds = static_cast<double>(clock.NowMicros() - virtual_start) / 1e6;
   for (const auto& claim : sched.dra().Claims()) {
     if (!claim->IsAllocated()) continue;

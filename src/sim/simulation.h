@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -98,7 +99,23 @@ struct SimulationResult {
   };
   std::vector<EvictionRecord> evictions;
   double cpu_seconds = 0;    // process CPU time during the loop
+  // Wall time (microseconds since the loop started) of every successful
+  // scheduling attempt, in order: the basis of per-second throughput samples.
+  std::vector<int64_t> scheduled_wall_micros;
 };
+
+// A snapshot of a running simulation, for progress displays.
+struct SimulationProgress {
+  int64_t pending_total = 0;  // pending pods fed at the start
+  int64_t scheduled = 0;      // successful attempts so far
+  int64_t attempts = 0;
+  double loop_seconds = 0;    // wall time since the loop started
+  bool done = false;          // last call, after the loop
+};
+// Called from the scheduling loop about every `kProgressIntervalMillis` of
+// wall time and once at the end (done = true). Must be cheap.
+using ProgressFn = std::function<void(const SimulationProgress&)>;
+inline constexpr int64_t kProgressIntervalMillis = 100;
 
 // Pods carrying this annotation (seconds, decimal) finish that long after
 // they are bound, in virtual time, and free their resources.
@@ -113,8 +130,10 @@ class AttemptRecorder;
 // controller: a pod claim from a ResourceClaimTemplate becomes a claim
 // "<pod>-<claim>-<5 chars>" (suffix derived from `seed` and the pod) owned
 // by the pod, recorded in pod.status.resourceClaimStatuses.
+// `progress` (optional) is called as described at ProgressFn.
 SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Scheduler& scheduler,
-                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed = 1);
+                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed = 1,
+                               const ProgressFn& progress = nullptr);
 
 // The claim the ResourceClaim controller would create for `pod`'s claim
 // `claim_name` from `tmpl` (name suffix derived from `seed`).

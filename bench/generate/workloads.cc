@@ -1,0 +1,359 @@
+#include "bench/generate/workloads.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string_view>
+
+#include "bench/dra/workload.h"
+#include "gantry/util/strings.h"
+#include "plugins/registry/registry.h"
+#include "src/config/config.h"
+#include "src/scheduler/setup.h"
+#include "src/sim/loader.h"
+#include "src/sim/simulation.h"
+
+namespace gantry::bench {
+namespace {
+
+// How nodes are labelled (upstream's labelNodePrepareStrategy).
+enum class NodeLabels { kNone, kZone1, kMoonZones };
+// Upstream pod templates.
+enum class PodTemplate {
+  kDefault,                     // pod-default.yaml
+  kNodeAffinity,                // pod-with-node-affinity.yaml
+  kPodAffinity,                 // pod-with-pod-affinity.yaml
+  kPodAntiAffinity,             // pod-with-pod-anti-affinity.yaml
+  kTopologySpreading,           // pod-with-topology-spreading.yaml
+  kPreferredTopologySpreading,  // pod-with-preferred-topology-spreading.yaml
+  kHighPriorityLargeCpu,        // pod-high-priority-large-cpu.yaml (never fits)
+};
+
+struct CaseShape {
+  NodeLabels labels = NodeLabels::kNone;
+  PodTemplate init = PodTemplate::kDefault;
+  PodTemplate measure = PodTemplate::kDefault;
+  std::string init_namespace = "default";
+  std::string measure_namespace = "default";
+  // Unschedulable: pods of this template interleaved with the measured ones
+  // (upstream churns them in at 5/s while the measured pods are created).
+  int unschedulable_every = 0;
+  bool dra = false;  // SchedulingWithResourceClaimTemplate
+};
+
+CaseShape ShapeOf(std::string_view name) {
+  CaseShape s;
+  if (name == "SchedulingNodeAffinity") {
+    s.labels = NodeLabels::kZone1;
+    s.init = s.measure = PodTemplate::kNodeAffinity;
+  } else if (name == "SchedulingPodAffinity") {
+    s.labels = NodeLabels::kZone1;
+    s.init = s.measure = PodTemplate::kPodAffinity;
+    s.init_namespace = "sched-0";
+    s.measure_namespace = "sched-1";
+  } else if (name == "SchedulingPodAntiAffinity") {
+    s.init = s.measure = PodTemplate::kPodAntiAffinity;
+    s.init_namespace = "sched-0";
+    s.measure_namespace = "sched-1";
+  } else if (name == "TopologySpreading") {
+    s.labels = NodeLabels::kMoonZones;
+    s.measure = PodTemplate::kTopologySpreading;
+  } else if (name == "PreferredTopologySpreading") {
+    s.labels = NodeLabels::kMoonZones;
+    s.measure = PodTemplate::kPreferredTopologySpreading;
+  } else if (name == "Unschedulable") {
+    s.unschedulable_every = 100;
+  } else if (name == "SchedulingWithResourceClaimTemplate") {
+    s.dra = true;
+  }
+  return s;
+}
+
+void AppendNode(std::string* out, int i, NodeLabels labels) {
+  const std::string name = gantry::StrCat("scheduler-perf-", i);
+  gantry::StrAppend(out, R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,
+                    R"(","labels":{"kubernetes.io/hostname":")", name, "\"");
+  if (labels == NodeLabels::kZone1) out->append(R"(,"topology.kubernetes.io/zone":"zone1")");
+  if (labels == NodeLabels::kMoonZones) {
+    gantry::StrAppend(out, R"(,"topology.kubernetes.io/zone":"moon-)", i % 3 + 1, "\"");
+  }
+  out->append(R"(}},"spec":{},"status":{"capacity":{"pods":"110","cpu":"4","memory":"32Gi"},)"
+              R"("allocatable":{"pods":"110","cpu":"4","memory":"32Gi"},)"
+              R"("conditions":[{"status":"True","type":"Ready"}],"phase":"Running"}})");
+}
+
+void AppendPod(std::string* out, std::string_view name, std::string_view ns, PodTemplate t,
+               std::string_view node_name, std::string_view scheduler_name) {
+  std::string labels, affinity, spread, priority;
+  std::string cpu = "100m", memory = "500Mi";
+  switch (t) {
+    case PodTemplate::kDefault: break;
+    case PodTemplate::kNodeAffinity:
+      affinity = R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)"
+                 R"([{"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["zone1","zone2"]}]}]}}},)";
+      break;
+    case PodTemplate::kPodAffinity:
+      labels = R"("labels":{"color":"blue"},)";
+      affinity = R"("affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":)"
+                 R"({"matchLabels":{"color":"blue"}},"topologyKey":"topology.kubernetes.io/zone","namespaces":["sched-1","sched-0"]}]}},)";
+      break;
+    case PodTemplate::kPodAntiAffinity:
+      labels = R"("labels":{"color":"green"},)";
+      affinity = R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":)"
+                 R"({"matchLabels":{"color":"green"}},"topologyKey":"kubernetes.io/hostname","namespaces":["sched-1","sched-0"]}]}},)";
+      break;
+    case PodTemplate::kTopologySpreading:
+    case PodTemplate::kPreferredTopologySpreading:
+      labels = R"("labels":{"color":"blue"},)";
+      spread = gantry::StrCat(R"("topologySpreadConstraints":[{"maxSkew":5,"topologyKey":"topology.kubernetes.io/zone",)",
+                              R"("whenUnsatisfiable":")",
+                              t == PodTemplate::kTopologySpreading ? "DoNotSchedule" : "ScheduleAnyway",
+                              R"(","labelSelector":{"matchLabels":{"color":"blue"}}}],)");
+      break;
+    case PodTemplate::kHighPriorityLargeCpu:
+      priority = R"("priority":10,)";
+      cpu = "9";
+      break;
+  }
+  // `labels` ends with a comma when set; metadata closes after name/namespace.
+  gantry::StrAppend(out, R"({"apiVersion":"v1","kind":"Pod","metadata":{)", labels, R"("name":")", name,
+                    R"(","namespace":")", ns, R"("},"spec":{"schedulerName":")", scheduler_name, R"(",)", priority,
+                    affinity, spread);
+  if (!node_name.empty()) gantry::StrAppend(out, R"("nodeName":")", node_name, R"(",)");
+  gantry::StrAppend(out, R"("containers":[{"name":"pause","image":"registry.k8s.io/pause:3.10","ports":[{"containerPort":80}],)",
+                    R"("resources":{"limits":{"cpu":")", cpu, R"(","memory":")", memory, R"("},"requests":{"cpu":")", cpu,
+                    R"(","memory":")", memory, R"("}}}]},"status":{"phase":")", node_name.empty() ? "Pending" : "Running",
+                    R"("}})");
+}
+
+int64_t PeakRssKiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+nlohmann::json DataItem(nlohmann::json data, std::string_view unit, std::string_view metric, std::string_view name) {
+  return {{"data", std::move(data)}, {"unit", unit}, {"labels", {{"Metric", metric}, {"Name", name}}}};
+}
+
+}  // namespace
+
+const std::vector<WorkloadCase>& WorkloadCases() {
+  static const auto* cases = new std::vector<WorkloadCase>{
+      {"SchedulingBasic", {"Basic"}, 680,
+       {{"5000Nodes_10000Pods", 5000, 1000, 10000}, {"5000Nodes_50000Pods", 5000, 5000, 50000},
+        {"500Nodes", 500, 500, 1000}}},
+      {"SchedulingNodeAffinity", {"NodeAffinity"}, 220,
+       {{"5000Nodes_10000Pods", 5000, 5000, 10000}, {"500Nodes", 500, 500, 1000}}},
+      {"TopologySpreading", {}, 460, {{"5000Nodes_5000Pods", 5000, 5000, 5000}, {"500Nodes", 500, 1000, 1000}}},
+      {"PreferredTopologySpreading", {}, 340,
+       {{"5000Nodes_5000Pods", 5000, 5000, 5000}, {"500Nodes", 500, 1000, 1000}}},
+      {"SchedulingPodAntiAffinity", {"PodAntiAffinity"}, 60,
+       {{"5000Nodes_2000Pods", 5000, 1000, 2000}, {"500Nodes", 500, 100, 400}}},
+      {"SchedulingPodAffinity", {"PodAffinity"}, 35,
+       {{"5000Nodes_5000Pods", 5000, 5000, 5000}, {"500Nodes", 500, 500, 1000}}},
+      {"Unschedulable", {}, 590, {{"5kNodes/100Init/10kPods", 5000, 100, 10000}, {"500Nodes/10Init/1kPods", 500, 10, 1000}}},
+      // DRA: 500 nodes with 10 devices each (upstream's maxClaimsPerNode 10),
+      // one claim per pod from a ResourceClaimTemplate.
+      {"SchedulingWithResourceClaimTemplate", {"ResourceClaimTemplate"}, 40,
+       {{"5000pods_500nodes", 500, 0, 5000}, {"2000pods_100nodes", 100, 0, 1000}}},
+  };
+  return *cases;
+}
+
+std::vector<double> ThroughputSamples(const std::vector<int64_t>& at) {
+  std::vector<double> samples;
+  if (at.empty()) return samples;
+  const int64_t start = at.front();
+  const int64_t end = at.back();
+  constexpr int64_t kWindow = 1'000'000;
+  size_t i = 0;
+  int64_t window_start = start;
+  while (window_start + kWindow <= end) {
+    size_t count = 0;
+    while (i < at.size() && at[i] < window_start + kWindow) {
+      ++count;
+      ++i;
+    }
+    samples.push_back(static_cast<double>(count));
+    window_start += kWindow;
+  }
+  const size_t rest = at.size() - i;
+  const int64_t span = end - window_start;
+  if (rest > 0 && (samples.empty() || span >= 100'000)) {
+    // A short run (or tail): its rate over the time it covered (at least 1 ms).
+    samples.push_back(static_cast<double>(rest) * 1e6 / static_cast<double>(std::max<int64_t>(span, 1000)));
+  }
+  return samples;
+}
+
+ThroughputSummary Summarize(std::vector<double> samples) {
+  ThroughputSummary s;
+  if (samples.empty()) return s;
+  double total = 0;
+  for (double v : samples) total += v;
+  s.average = total / static_cast<double>(samples.size());
+  std::sort(samples.begin(), samples.end());
+  auto perc = [&](double p) {
+    size_t rank = static_cast<size_t>(std::ceil(static_cast<double>(samples.size()) * p / 100.0));
+    return samples[std::max<size_t>(rank, 1) - 1];
+  };
+  s.perc50 = perc(50);
+  s.perc90 = perc(90);
+  s.perc95 = perc(95);
+  s.perc99 = perc(99);
+  return s;
+}
+
+absl::StatusOr<std::string> WorkloadClusterJson(const WorkloadCase& c, const WorkloadSize& size,
+                                                std::string_view scheduler_name) {
+  const CaseShape shape = ShapeOf(c.name);
+  if (shape.dra) return absl::InvalidArgumentError("the DRA workload is generated as YAML (bench/dra/workload.h)");
+  std::string out = R"({"apiVersion":"v1","kind":"List","items":[)";
+  bool first = true;
+  auto sep = [&] {
+    if (!first) out += ",\n";
+    first = false;
+  };
+  std::vector<std::string> namespaces = {shape.init_namespace};
+  if (shape.measure_namespace != shape.init_namespace) namespaces.push_back(shape.measure_namespace);
+  for (const std::string& ns : namespaces) {
+    if (ns == "default") continue;
+    sep();
+    gantry::StrAppend(&out, R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")", ns, R"("}})");
+  }
+  for (int i = 0; i < size.nodes; ++i) {
+    sep();
+    AppendNode(&out, i, shape.labels);
+  }
+  for (int i = 0; i < size.init_pods; ++i) {
+    sep();
+    AppendPod(&out, gantry::StrCat("init-pod-", i), shape.init_namespace, shape.init,
+              gantry::StrCat("scheduler-perf-", i % std::max(1, size.nodes)), scheduler_name);
+  }
+  for (int i = 0; i < size.measure_pods; ++i) {
+    if (shape.unschedulable_every > 0 && i % shape.unschedulable_every == 0) {
+      sep();
+      AppendPod(&out, gantry::StrCat("large-cpu-", i / shape.unschedulable_every), shape.measure_namespace,
+                PodTemplate::kHighPriorityLargeCpu, "", scheduler_name);
+    }
+    sep();
+    AppendPod(&out, gantry::StrCat("pod-", i), shape.measure_namespace, shape.measure, "", scheduler_name);
+  }
+  out += "]}\n";
+  return out;
+}
+
+absl::StatusOr<nlohmann::json> RunWorkload(const WorkloadOptions& opts) {
+  // Resolve "Case" or "Case/Size" (aliases allowed).
+  const std::string_view full = opts.name;
+  const size_t slash = full.find('/');
+  const std::string_view case_name = full.substr(0, slash);
+  const std::string size_name = slash == std::string_view::npos ? "" : std::string(full.substr(slash + 1));
+  const WorkloadCase* wc = nullptr;
+  for (const WorkloadCase& c : WorkloadCases()) {
+    if (c.name == case_name || std::find(c.aliases.begin(), c.aliases.end(), case_name) != c.aliases.end()) wc = &c;
+  }
+  if (wc == nullptr) {
+    std::string known;
+    for (const WorkloadCase& c : WorkloadCases()) known += (known.empty() ? "" : ", ") + c.name;
+    return absl::NotFoundError(gantry::StrCat("unknown workload \"", case_name, "\" (known: ", known, ")"));
+  }
+  const WorkloadSize* size = opts.quick ? &wc->sizes.back() : &wc->sizes.front();
+  if (!size_name.empty()) {
+    size = nullptr;
+    for (const WorkloadSize& s : wc->sizes) {
+      if (s.name == size_name) size = &s;
+    }
+    if (size == nullptr) {
+      std::string known;
+      for (const WorkloadSize& s : wc->sizes) known += (known.empty() ? "" : ", ") + s.name;
+      return absl::NotFoundError(
+          gantry::StrCat("workload ", wc->name, " has no size \"", size_name, "\" (known: ", known, ")"));
+    }
+  }
+
+  framework::Registry registry;
+  if (absl::Status st = plugins::RegisterBuiltinPlugins(registry); !st.ok()) return st;
+  absl::StatusOr<config::Configuration> cfg = opts.config_path.empty()
+                                                  ? config::DefaultConfig(registry)
+                                                  : config::LoadConfigFile(opts.config_path, registry);
+  if (!cfg.ok()) return cfg.status();
+
+  api::ObjectSet objects;
+  sim::LoadStats stats;
+  const CaseShape shape = ShapeOf(wc->name);
+  if (shape.dra) {
+    dra::WorkloadOptions d;
+    d.nodes = size->nodes;
+    d.gpus_per_node = 10;
+    d.pods = size->measure_pods;
+    if (absl::Status st = sim::LoadClusterText(wc->name, dra::WorkloadYaml(d), /*is_json=*/false, &objects, &stats);
+        !st.ok()) {
+      return st;
+    }
+  } else {
+    absl::StatusOr<std::string> text =
+        WorkloadClusterJson(*wc, *size, cfg->profiles.empty() ? "gantry-scheduler" : cfg->profiles.front().scheduler_name);
+    if (!text.ok()) return text.status();
+    if (absl::Status st = sim::LoadClusterText(wc->name, *text, /*is_json=*/true, &objects, &stats); !st.ok()) {
+      return st;
+    }
+  }
+
+  FakeClock clock(1'700'000'000'000'000);
+  state::ClusterState cluster(clock);
+  sim::InMemoryWriter writer;
+  absl::StatusOr<scheduler::SchedulerBundle> bundle =
+      scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, opts.seed, /*binding_workers=*/0);
+  if (!bundle.ok()) return bundle.status();
+  sim::SimulationResult result = sim::RunSimulation(objects, *bundle->scheduler, writer, clock, opts.seed);
+
+  const std::string label = gantry::StrCat(wc->name, "/", size->name);
+  const ThroughputSummary t = Summarize(ThroughputSamples(result.scheduled_wall_micros));
+  const double pods_per_second = result.loop_seconds > 0 ? static_cast<double>(result.scheduled) / result.loop_seconds : 0;
+  const double cpu_per_1000 =
+      result.scheduled > 0 ? 1000.0 * result.cpu_seconds / static_cast<double>(result.scheduled) : 0;
+  const double peak_rss_mib = static_cast<double>(PeakRssKiB()) / 1024.0;
+  std::vector<int64_t> lat = result.attempt_micros;
+  std::sort(lat.begin(), lat.end());
+  auto lat_ms = [&](double p) -> double {
+    if (lat.empty()) return 0;
+    return static_cast<double>(lat[static_cast<size_t>(p * static_cast<double>(lat.size() - 1))]) / 1000.0;
+  };
+  double lat_avg = 0;
+  for (int64_t v : lat) lat_avg += static_cast<double>(v) / 1000.0;
+  if (!lat.empty()) lat_avg /= static_cast<double>(lat.size());
+
+  nlohmann::json throughput = {{"Average", t.average}, {"Perc50", t.perc50}, {"Perc90", t.perc90},
+                               {"Perc95", t.perc95},   {"Perc99", t.perc99}};
+  nlohmann::json out;
+  out["workload"] = label;
+  out["nodes"] = size->nodes;
+  out["init_pods"] = size->init_pods;
+  out["measure_pods"] = size->measure_pods;
+  out["percentage_of_nodes_to_score"] = cfg->percentage_of_nodes_to_score;
+  out["scheduled"] = result.scheduled;
+  out["unschedulable"] = result.unschedulable;
+  out["attempts"] = result.attempts;
+  out["loop_seconds"] = result.loop_seconds;
+  out["pods_per_second"] = pods_per_second;
+  out["throughput"] = throughput;
+  out["cpu_seconds"] = result.cpu_seconds;
+  out["cpu_seconds_per_1000_pods"] = cpu_per_1000;
+  out["peak_rss_mib"] = peak_rss_mib;
+  out["upstream_threshold"] = wc->upstream_threshold;
+  out["attempt_latency_ms"] = {{"Average", lat_avg}, {"Perc50", lat_ms(0.5)}, {"Perc90", lat_ms(0.9)},
+                               {"Perc99", lat_ms(0.99)}};
+  out["version"] = "v1";
+  out["dataItems"] = nlohmann::json::array(
+      {DataItem(throughput, "pods/s", "SchedulingThroughput", label),
+       DataItem(out["attempt_latency_ms"], "ms", "scheduler_scheduling_attempt_duration_seconds", label),
+       DataItem({{"Value", cpu_per_1000}}, "s", "CPUSecondsPer1000Pods", label),
+       DataItem({{"Value", peak_rss_mib}}, "MiB", "PeakRSS", label)});
+  return out;
+}
+
+}  // namespace gantry::bench

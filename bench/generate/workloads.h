@@ -1,0 +1,73 @@
+// Offline equivalents of upstream scheduler_perf workloads, for
+// `gantry-bench --workload NAME`.
+//
+// Each workload builds a cluster from upstream's node and pod templates
+// (node-default: 4 CPU / 32Gi / 110 pods; pod-default: 100m / 500Mi; the
+// affinity and spreading pod templates), with upstream's labelling of nodes
+// and its initPods / measurePods counts. Init pods are bound round-robin
+// before the run (the scheduler places them one per node in upstream's runs
+// too, which is all the measured pods see); measured pods are scheduled by
+// the real engine offline and timed on the wall clock of the scheduling loop.
+#ifndef GANTRY_BENCH_GENERATE_WORKLOADS_H_
+#define GANTRY_BENCH_GENERATE_WORKLOADS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace gantry::bench {
+
+struct WorkloadSize {
+  std::string name;  // upstream's workload name, e.g. "5000Nodes_10000Pods"
+  int nodes = 0;
+  int init_pods = 0;
+  int measure_pods = 0;
+};
+
+struct WorkloadCase {
+  std::string name;           // upstream test case, e.g. "SchedulingBasic"
+  std::vector<std::string> aliases;
+  double upstream_threshold = 0;  // pods/s CI floor of the default size (0: none published)
+  std::vector<WorkloadSize> sizes;  // sizes[0] is the default, the last one is --quick
+};
+
+// All workloads `gantry-bench --workload` knows, in documentation order.
+const std::vector<WorkloadCase>& WorkloadCases();
+
+// Per-second throughput samples as upstream's throughputCollector reports
+// them: the pods scheduled in each 1-second window of the loop's wall clock,
+// starting at the first scheduled pod; a final partial window counts (scaled
+// to per-second) if it lasts at least 100 ms or is the only one.
+std::vector<double> ThroughputSamples(const std::vector<int64_t>& scheduled_wall_micros);
+
+struct ThroughputSummary {
+  double average = 0;
+  double perc50 = 0, perc90 = 0, perc95 = 0, perc99 = 0;
+};
+// Average over the samples and upstream's nearest-rank percentiles.
+ThroughputSummary Summarize(std::vector<double> samples);
+
+struct WorkloadOptions {
+  std::string name;     // "Case" (default size) or "Case/Size"
+  bool quick = false;   // smallest size, for smoke tests
+  std::string config_path;  // optional KubeSchedulerConfiguration
+  uint64_t seed = 1;
+};
+
+// Runs one workload and returns its report: workload, sizes, scheduled,
+// unschedulable, pods/s (loop wall clock), the throughput summary, CPU
+// seconds per 1,000 pods, peak RSS, attempt latency, and `dataItems` in
+// perf-dash form. Errors: unknown workload, bad config, load failure.
+absl::StatusOr<nlohmann::json> RunWorkload(const WorkloadOptions& opts);
+
+// The cluster text (JSON List) of a workload size; pods name `scheduler_name`.
+absl::StatusOr<std::string> WorkloadClusterJson(const WorkloadCase& c, const WorkloadSize& size,
+                                                std::string_view scheduler_name);
+
+}  // namespace gantry::bench
+
+#endif  // GANTRY_BENCH_GENERATE_WORKLOADS_H_

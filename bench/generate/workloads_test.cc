@@ -1,0 +1,89 @@
+// Tests of the scheduler_perf workload suite: sampling arithmetic (table
+// driven) and a smoke run of every workload at its --quick size that checks
+// the report is complete and sane (never its speed).
+#include "bench/generate/workloads.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace gantry::bench {
+namespace {
+
+TEST(ThroughputSamples, Table) {
+  struct Case {
+    std::string name;
+    std::vector<int64_t> at;
+    std::vector<double> want;
+  };
+  const std::vector<Case> cases = {
+      {"empty", {}, {}},
+      {"one short burst: rate over its span", {0, 250'000, 500'000}, {6.0}},
+      {"two full windows and a long tail", {0, 10, 999'999, 1'000'000, 1'500'000, 2'000'000, 2'200'000},
+       {3, 2, 10}},
+      {"short tail dropped", {0, 1'000'000, 1'050'000}, {1, }},
+      {"starts at first pod", {5'000'000, 5'500'000, 6'000'000, 6'100'000}, {2, 20}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<double> got = ThroughputSamples(c.at);
+    ASSERT_EQ(got.size(), c.want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_DOUBLE_EQ(got[i], c.want[i]) << i;
+  }
+}
+
+TEST(Summarize, NearestRankPercentiles) {
+  struct Case {
+    std::string name;
+    std::vector<double> samples;
+    ThroughputSummary want;
+  };
+  const std::vector<Case> cases = {
+      {"empty", {}, {0, 0, 0, 0, 0}},
+      {"one sample", {7}, {7, 7, 7, 7, 7}},
+      {"ten samples", {10, 1, 9, 2, 8, 3, 7, 4, 6, 5}, {5.5, 5, 9, 10, 10}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ThroughputSummary got = Summarize(c.samples);
+    EXPECT_DOUBLE_EQ(got.average, c.want.average);
+    EXPECT_DOUBLE_EQ(got.perc50, c.want.perc50);
+    EXPECT_DOUBLE_EQ(got.perc90, c.want.perc90);
+    EXPECT_DOUBLE_EQ(got.perc95, c.want.perc95);
+    EXPECT_DOUBLE_EQ(got.perc99, c.want.perc99);
+  }
+}
+
+TEST(RunWorkload, UnknownNamesAreErrors) {
+  EXPECT_EQ(RunWorkload({"NoSuchWorkload", true, "", 1}).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(RunWorkload({"SchedulingBasic/NoSuchSize", true, "", 1}).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Every workload at its quick size: all measured pods that can fit are
+// scheduled, and the report carries upstream's metrics.
+TEST(RunWorkload, QuickSmoke) {
+  for (const WorkloadCase& c : WorkloadCases()) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<nlohmann::json> r = RunWorkload({c.name, /*quick=*/true, "", 1});
+    ASSERT_TRUE(r.ok()) << r.status();
+    const WorkloadSize& size = c.sizes.back();
+    EXPECT_EQ((*r)["workload"], c.name + "/" + size.name);
+    EXPECT_EQ((*r)["measure_pods"], size.measure_pods);
+    // Unschedulable adds never-fitting pods; everything else fits entirely.
+    EXPECT_EQ((*r)["scheduled"].get<int64_t>(), size.measure_pods);
+    const int64_t expected_unschedulable = c.name == "Unschedulable" ? size.measure_pods / 100 : 0;
+    EXPECT_EQ((*r)["unschedulable"].get<int64_t>(), expected_unschedulable);
+    EXPECT_GT((*r)["throughput"]["Average"].get<double>(), 0);
+    EXPECT_GE((*r)["throughput"]["Perc99"].get<double>(), (*r)["throughput"]["Perc50"].get<double>());
+    EXPECT_GT((*r)["cpu_seconds_per_1000_pods"].get<double>(), 0);
+    EXPECT_GT((*r)["peak_rss_mib"].get<double>(), 0);
+    ASSERT_EQ((*r)["dataItems"].size(), 4u);
+    EXPECT_EQ((*r)["dataItems"][0]["labels"]["Metric"], "SchedulingThroughput");
+    EXPECT_EQ((*r)["dataItems"][0]["unit"], "pods/s");
+    EXPECT_EQ((*r)["dataItems"][0]["labels"]["Name"], (*r)["workload"]);
+  }
+}
+
+}  // namespace
+}  // namespace gantry::bench
