@@ -300,6 +300,11 @@ bool ApiClusterWriter::Flush(int64_t timeout_millis) {
 }
 
 absl::Status ApiClusterWriter::BindPod(const api::Pod& pod, std::string_view node) {
+  if (!pod.meta.uid.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_status_.find(pod.meta.uid);
+    if (it != pending_status_.end()) it->second.bound_seq = ++write_seq_;
+  }
   HttpRequest req;
   req.method = "POST";
   req.path = PodPath(pod, "binding");
@@ -331,8 +336,31 @@ absl::Status ApiClusterWriter::UpdatePodScheduledCondition(const api::Pod& pod,
   req.content_type = "application/strategic-merge-patch+json";
   req.body = PodScheduledPatch(pod, condition, nominated_node, WallMicros());
   std::string key = pod.meta.Key();
+  std::string uid = pod.meta.uid;
+  uint64_t seq = 0;
+  if (!uid.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = ++write_seq_;
+    ++pending_status_[uid].queued;
+  }
   Enqueue(
-      [this, req = std::move(req), key = std::move(key)] {
+      [this, req = std::move(req), key = std::move(key), uid = std::move(uid), seq] {
+        if (!uid.empty()) {
+          bool superseded = false;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            auto it = pending_status_.find(uid);
+            if (it != pending_status_.end()) {
+              superseded = it->second.bound_seq > seq;
+              if (--it->second.queued <= 0) pending_status_.erase(it);
+            }
+          }
+          if (superseded) {
+            std::lock_guard<std::mutex> lock(stats_mu_);
+            ++stats_.status_patches_superseded;
+            return;
+          }
+        }
         Backoff backoff(100, 2'000);
         for (int attempt = 0;; ++attempt) {
           absl::StatusOr<HttpResponse> r = client_.Do(req, &stop_flag_);

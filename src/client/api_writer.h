@@ -41,6 +41,7 @@ struct WriterStats {
   int64_t binding_conflicts = 0;
   int64_t status_patches = 0;
   int64_t status_patch_failures = 0;
+  int64_t status_patches_superseded = 0;  // skipped: the pod was bound after the patch was queued
   int64_t events_created = 0;
   int64_t events_folded = 0;
   int64_t events_dropped = 0;
@@ -107,6 +108,17 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   std::atomic<bool> stop_flag_{false};
 
   absl::flat_hash_map<std::string, Series> series_;  // worker thread only
+
+  // A PodScheduled patch queued before the pod was bound is stale by the time
+  // it runs (it would put PodScheduled=False on a bound pod): per pod UID, the
+  // number of queued status patches and the sequence number of the last
+  // binding sent while some were queued. Guarded by mu_.
+  struct PendingStatus {
+    int queued = 0;
+    uint64_t bound_seq = 0;
+  };
+  uint64_t write_seq_ = 0;
+  absl::flat_hash_map<std::string, PendingStatus> pending_status_;
 
   mutable std::mutex stats_mu_;
   WriterStats stats_;

@@ -485,7 +485,10 @@ void SchedulingQueue::MoveAllLocked(const ClusterEvent& event, std::shared_ptr<c
                                     const void* new_raw, bool owned,
                                     const PreCheckFn& pre_check) {
   move_request_cycle_ = scheduling_cycle_;
-  RecordInFlightEvent(event, std::move(old_obj), std::move(new_obj), owned);
+  // Copies, not moves: the caller may have handed over the last reference to
+  // old_raw/new_raw (an informer passes the replaced object), and the hints
+  // below read them; old_obj/new_obj keep them alive until this returns.
+  RecordInFlightEvent(event, old_obj, new_obj, owned);
   if (unschedulable_.size() == 0 && gated_.size() == 0) return;
 
   std::vector<std::pair<Entry*, Strategy>> moves;

@@ -24,6 +24,7 @@
 #                             "--kube-api-qps=5000 --kube-api-burst=5000" for benchmarks)
 #   GANTRY_START_TIMEOUT      seconds to wait for readiness (default 90)
 #   GANTRY_PURGE              1 = `down` also deletes the state dir
+#   GANTRY_AUDIT_POLICY       audit policy file: kube-apiserver writes an audit log to logs/audit.log
 #   GANTRY_NO_BUILD           1 = `up` fails (exit 3) instead of building missing binaries
 #
 # Flag and gate names below were checked against the built v1.37.2 / v3.7.3 binaries'
@@ -298,7 +299,12 @@ EOF
   # new Node and nothing (no kubelet / node-lifecycle controller) removes it; ServiceAccount admission
   # would reject pods in namespaces whose default ServiceAccount is not created yet (racy in tests).
   # Flow control and in-flight limits are off so the API server does not throttle the schedulers.
-  pid_of kube-apiserver >/dev/null || start kube-apiserver \
+  local audit_args=()
+  if [[ -n "${GANTRY_AUDIT_POLICY:-}" ]]; then
+    audit_args=(--audit-policy-file="$GANTRY_AUDIT_POLICY" --audit-log-path="$LOGS/audit.log"
+      --audit-log-format=json --audit-log-mode=blocking --audit-log-maxbackup=1)
+  fi
+  pid_of kube-apiserver >/dev/null || start kube-apiserver "${audit_args[@]}" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" --etcd-prefix=/registry \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
     --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \

@@ -20,10 +20,12 @@ import json
 import os
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.error
@@ -184,7 +186,9 @@ class ControlPlane:
     """An isolated control plane in a temp dir; use as a context manager."""
 
     def __init__(self, components=("etcd", "kube-apiserver", "kube-controller-manager"),
-                 keep_on_failure=None):
+                 keep_on_failure=None, audit_policy=None):
+        """audit_policy: an audit.k8s.io/v1 Policy (dict, written as JSON) that turns on the API
+        server's audit log (<dir>/logs/audit.log, read with audit_events())."""
         self.bin = require_binaries()
         self.components = list(components)
         self.dir = tempfile.mkdtemp(prefix="gantry-e2e-")
@@ -196,6 +200,11 @@ class ControlPlane:
             "GANTRY_COMPONENTS": " ".join(self.components),
             "GANTRY_NO_BUILD": "1",
         })
+        if audit_policy is not None:
+            path = os.path.join(self.dir, "audit-policy.json")
+            with open(path, "w") as f:
+                json.dump(audit_policy, f)
+            self.env["GANTRY_AUDIT_POLICY"] = path
         for k in ("GANTRY_APISERVER_PORT", "GANTRY_ETCD_PORT", "GANTRY_ETCD_PEER_PORT",
                   "GANTRY_KCM_PORT", "GANTRY_SCHEDULER_PORT"):
             self.env.pop(k, None)  # always free ports: several suites may run at once
@@ -270,11 +279,29 @@ current-context: e2e
         os.chmod(path, 0o600)
         return path
 
+    def audit_events(self):
+        """The API server's audit events so far (needs audit_policy); ResponseComplete stage only."""
+        path = os.path.join(self.dir, "logs", "audit.log")
+        events = []
+        if not os.path.exists(path):
+            return events
+        with open(path, errors="replace") as f:
+            for line in f:
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue  # a line being written
+                if ev.get("stage") == "ResponseComplete":
+                    events.append(ev)
+        return events
+
     def dump_logs(self, lines=40):
         logs = os.path.join(self.dir, "logs")
         if not os.path.isdir(logs):
             return
         for name in sorted(os.listdir(logs)):
+            if name == "audit.log":
+                continue
             with open(os.path.join(logs, name), errors="replace") as f:
                 tail = f.readlines()[-lines:]
             log(f"--- last {len(tail)} lines of {name} ---")
@@ -291,6 +318,125 @@ current-context: e2e
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
         return False
+
+
+def free_port():
+    """A free TCP port on 127.0.0.1 (for --secure-port)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class GantryProcess:
+    """The real `gantry` binary as a child process, serving HTTPS on a free loopback port.
+
+        g = GantryProcess(binary, ["--config", cfg])   # adds --secure-port/--bind-address
+        g.wait_ready(); g.metric("leader_election_master_status", name="gantry-scheduler")
+        g.stop()     # SIGTERM, returns the exit code;  g.kill() = SIGKILL (a crash)
+
+    Output (stdout and stderr) is collected in .lines and printed by dump().
+    """
+
+    def __init__(self, binary, args, name="gantry", log_path=None):
+        """log_path: also write the output there (e.g. under ControlPlane.dir/logs, so that it
+        is kept with GANTRY_E2E_KEEP=1)."""
+        self.name = name
+        self.log_file = open(log_path, "a") if log_path else None
+        self.port = free_port()
+        self.lines = []
+        self.argv = [binary, *args, f"--secure-port={self.port}", "--bind-address=127.0.0.1"]
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        self.ctx = ssl.create_default_context()
+        self.ctx.check_hostname = False
+        self.ctx.verify_mode = ssl.CERT_NONE  # gantry's self-signed serving certificate
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+            if self.log_file:
+                self.log_file.write(line)
+                self.log_file.flush()
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def http_get(self, path, timeout=5):
+        """(status, body) of GET https://127.0.0.1:<port><path>; (None, error) if unreachable."""
+        try:
+            with urllib.request.urlopen(f"https://127.0.0.1:{self.port}{path}", context=self.ctx,
+                                        timeout=timeout) as resp:
+                return resp.status, resp.read().decode(errors="replace")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(errors="replace")
+        except (OSError, urllib.error.URLError) as e:
+            return None, str(e)
+
+    def ready(self):
+        return self.http_get("/readyz")[0] == 200
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise AssertionError(f"{self.name} exited ({self.proc.returncode}) before it was ready:\n"
+                                     + self.dump())
+            if self.ready():
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"{self.name} not ready in {timeout}s:\n" + self.dump())
+
+    def metrics(self):
+        status, body = self.http_get("/metrics")
+        if status != 200:
+            raise AssertionError(f"{self.name} /metrics: {status} {body[:200]}")
+        return body
+
+    def metric(self, metric_name, **labels):
+        """The value of one sample of /metrics (None if absent); labels must match exactly."""
+        want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        for line in self.metrics().splitlines():
+            if line.startswith("#") or " " not in line:
+                continue
+            key, _, value = line.rpartition(" ")
+            mname, _, rest = key.partition("{")
+            if mname != metric_name:
+                continue
+            got = ",".join(sorted(p for p in rest.rstrip("}").split(",") if p)) if rest else ""
+            if got == want:
+                return float(value)
+        return None
+
+    def is_leader(self, lease="gantry-scheduler"):
+        try:
+            return self.metric("leader_election_master_status", name=lease) == 1
+        except AssertionError:
+            return False
+
+    def dump(self, n=80):
+        return f"--- last output of {self.name} ---\n" + "\n".join(self.lines[-n:])
+
+    def stop(self, timeout=30):
+        """SIGTERM and wait; returns the exit code."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.thread.join(timeout=5)
+        return self.proc.returncode
+
+    def kill(self):
+        """SIGKILL: a crash (no lease release, no flush)."""
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()
+        self.thread.join(timeout=5)
+        return self.proc.returncode
 
 
 def run(test, **kw):

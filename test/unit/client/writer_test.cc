@@ -1,5 +1,7 @@
 #include "src/client/api_writer.h"
 
+#include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -44,7 +46,8 @@ class FakeApi {
       record(req);
       res.set_content("{}", "application/json");
     });
-    srv->Post("/apis/events.k8s.io/v1/namespaces/ns/events", [=](const httplib::Request& req, httplib::Response& res) {
+    srv->Post("/apis/events.k8s.io/v1/namespaces/ns/events", [=, this](const httplib::Request& req, httplib::Response& res) {
+      if (before_event) before_event();
       record(req);
       res.status = 201;
       res.set_content(req.body, "application/json");
@@ -67,6 +70,7 @@ class FakeApi {
 
   std::mutex mu;
   std::vector<Seen> seen;
+  std::function<void()> before_event;  // runs on the server thread before an event is recorded
   std::unique_ptr<Running<httplib::Server>> server;
   std::unique_ptr<HttpClient> client;
 };
@@ -133,6 +137,49 @@ TEST(ApiClusterWriter, StatusPatchAndEventSeries) {
   EXPECT_EQ(nlohmann::json::parse(seen[3].body)["series"]["count"], 3);
   EXPECT_EQ(w.Stats().events_created, 1);
   EXPECT_EQ(w.Stats().events_folded, 2);
+}
+
+TEST(ApiClusterWriter, StatusPatchQueuedBeforeBindingIsDropped) {
+  // A failed attempt queues PodScheduled=False; the next attempt binds the pod
+  // before the writer got to the patch. Sending it then would mark a bound pod
+  // unschedulable, so it is dropped; other pods' patches still go out.
+  FakeApi api;
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool open = false;
+  api.before_event = [&] {
+    std::unique_lock<std::mutex> lock(gate_mu);
+    gate_cv.wait(lock, [&] { return open; });
+  };
+  ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
+  framework::EventRecord ev{"Pod", "ns", "other", "uid-other", "Warning", "FailedScheduling", "Scheduling",
+                            "m", "gantry-scheduler"};
+  w.RecordEvent(ev);  // occupies the writer until the gate opens
+  framework::PodScheduledCondition cond{"False", "Unschedulable", "pod group ns/g: 1 of minCount 2 members exist"};
+  ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("p"), cond, nullptr).ok());
+  ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("q"), cond, nullptr).ok());
+  ASSERT_TRUE(w.BindPod(MakePod("p"), "n1").ok());
+  {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    open = true;
+  }
+  gate_cv.notify_all();
+  ASSERT_TRUE(w.Flush(5000));
+  std::vector<std::string> paths;
+  for (const Seen& s : api.Take()) paths.push_back(s.method + " " + s.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"POST /api/v1/namespaces/ns/pods/p/binding",
+                                             "POST /apis/events.k8s.io/v1/namespaces/ns/events",
+                                             "PATCH /api/v1/namespaces/ns/pods/q/status"}));
+  EXPECT_EQ(w.Stats().status_patches_superseded, 1);
+  EXPECT_EQ(w.Stats().status_patches, 1);
+
+  // A patch queued after the binding (a later failure) is sent.
+  api.before_event = nullptr;
+  ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("p"), cond, nullptr).ok());
+  ASSERT_TRUE(w.Flush(5000));
+  std::vector<Seen> seen = api.Take();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].path, "/api/v1/namespaces/ns/pods/p/status");
 }
 
 TEST(ApiClusterWriter, PreemptionMarksThenDeletesWithUidPrecondition) {

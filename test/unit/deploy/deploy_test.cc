@@ -63,6 +63,11 @@ const std::vector<Use> kClusterUse = {
     {"resource.k8s.io", "resourceclaims", "patch"},  // allocation finalizer (merge patch)
     {"resource.k8s.io", "resourceclaims/status", "patch"},  // allocation, reservedFor, deallocation
     {"resource.k8s.io", "resourceclaims/status", "update"},
+    // DRAResourceClaimGranularStatusAuthorization (beta, on since v1.36): writing
+    // status.allocation or status.reservedFor also needs the synthetic subresource
+    // resourceclaims/binding, with the verb of the status write.
+    {"resource.k8s.io", "resourceclaims/binding", "patch"},
+    {"resource.k8s.io", "resourceclaims/binding", "update"},
     {"scheduling.k8s.io", "workloads", "get"}, {"scheduling.k8s.io", "workloads", "list"},
     {"scheduling.k8s.io", "workloads", "watch"},
     {"scheduling.k8s.io", "podgroups", "get"}, {"scheduling.k8s.io", "podgroups", "list"},

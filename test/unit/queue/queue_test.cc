@@ -386,6 +386,34 @@ TEST_F(QueueTest, QueueingHintSkipVersusQueue) {
   }
 }
 
+TEST_F(QueueTest, HintSeesObjectsWhoseLastReferenceWasHandedOver) {
+  // An informer replaces its stored object and passes the old one (its last
+  // reference) to the handler: the hints must still be able to read it.
+  bool deleted = false;
+  bool alive_in_hint = false;
+  options_.events[std::string(kFit)] = {
+      {Event(EventResource::kNode, framework::kUpdate),
+       [&](const api::Pod&, const ClusterEvent&, const void* old_obj, const void*) {
+         alive_in_hint = old_obj != nullptr && !deleted;
+         return QueueingHint::kQueue;
+       }},
+  };
+  queue_.reset();
+  q().Add(Info("p"));
+  PopAndFail("p", {std::string(kFit)});
+  std::shared_ptr<const api::Node> old_node(new api::Node(testing::SimpleNode("n", 1000, 1000, 110)),
+                                            [&deleted](const api::Node* n) {
+                                              deleted = true;
+                                              delete n;
+                                            });
+  auto new_node = std::make_shared<const api::Node>(testing::SimpleNode("n", 2000, 1000, 110));
+  q().MoveAllToActiveOrBackoffQueue(Event(EventResource::kNode, framework::kUpdateNodeAllocatable),
+                                    std::move(old_node), new_node);
+  EXPECT_TRUE(alive_in_hint);
+  EXPECT_TRUE(deleted);  // released once the queue is done with it
+  EXPECT_EQ(Where("p"), QueueName::kBackoff);
+}
+
 TEST_F(QueueTest, PendingPluginSkipsBackoff) {
   q().Add(Info("p"));
   PopAndFail("p", {std::string(kClaims)}, {std::string(kClaims)});

@@ -1,0 +1,648 @@
+#!/usr/bin/env python3
+"""End-to-end suites that run the real `gantry` binary against a real control plane, deployed the
+way deploy/ deploys it: the ServiceAccount and RBAC objects of deploy/ are applied to the cluster
+(the API server authorizes with RBAC), Gantry authenticates with a token of that ServiceAccount
+(TokenRequest API) and runs with deploy/config.yaml. The API server's audit log records every
+request Gantry makes; each suite ends by checking that none was refused (least privilege is
+enough) and that every pod was bound by exactly one Binding.
+
+    gantry_test.py scheduling GANTRY         binds gantry-scheduler pods, leaves default-scheduler
+                                             pods alone, reports an unschedulable pod (condition +
+                                             event in upstream's format), retries it when a node is
+                                             added; Lease held and released on SIGTERM; /metrics
+    gantry_test.py failover GANTRY           two replicas: SIGKILL the leader, the standby takes
+                                             over within the lease duration, then a graceful hand
+                                             back; every pod bound exactly once
+    gantry_test.py dra GANTRY                claims from a ResourceClaimTemplate (created by
+                                             kube-controller-manager) are allocated and reserved,
+                                             pods bound to the node with the devices; a device is
+                                             reused once its claim is released
+    gantry_test.py gang GANTRY               a scheduling.k8s.io/v1beta1 PodGroup binds
+                                             all-or-nothing
+    gantry_test.py preemption GANTRY         a high-priority pod preempts a low-priority one
+    gantry_test.py apiserver-restart GANTRY  kube-apiserver restarts mid-run; no pod is lost
+
+GANTRY is the gantry binary (build/bin/gantry).
+"""
+
+import copy
+import glob
+import os
+import signal
+import sys
+import threading
+import time
+from collections import Counter
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gantry_e2e import ApiError, GantryProcess, log, run  # noqa: E402
+
+try:
+    import yaml  # python3-yaml (scripts/install-deps.sh): deploy/ is YAML
+except ImportError:  # pragma: no cover - reported as a failure below
+    yaml = None
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEPLOY = os.path.join(HERE, "..", "..", "deploy")
+NS = "e2e"
+SCHEDULER = "gantry-scheduler"
+SA_NS, SA_NAME = "kube-system", "gantry-scheduler"
+SA_USER = f"system:serviceaccount:{SA_NS}:{SA_NAME}"
+LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{SA_NS}/leases/gantry-scheduler"
+
+# Every request of Gantry's ServiceAccount (pods/status patches with their body, to see
+# nominatedNodeName and DisruptionTarget), and every Binding whoever sends it.
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
+    "rules": [
+        {"level": "Request", "users": [SA_USER], "verbs": ["patch", "update"],
+         "resources": [{"group": "", "resources": ["pods/status"]}]},
+        {"level": "Metadata", "users": [SA_USER]},
+        {"level": "Metadata", "verbs": ["create"], "resources": [{"group": "", "resources": ["pods/binding"]}]},
+        {"level": "None"},
+    ],
+}
+
+
+# --- deploy/ on the cluster ------------------------------------------------------------------
+
+def _collection_path(obj, namespace):
+    kind, api = obj["kind"], obj["apiVersion"]
+    plural = {"ServiceAccount": "serviceaccounts", "ClusterRole": "clusterroles",
+              "ClusterRoleBinding": "clusterrolebindings", "Role": "roles", "RoleBinding": "rolebindings"}
+    if kind not in plural:
+        raise AssertionError(f"apply: unexpected {kind} {obj['metadata'].get('name')} in deploy/")
+    prefix = "/api/v1" if api == "v1" else f"/apis/{api}"
+    if kind.startswith("Cluster"):
+        return f"{prefix}/{plural[kind]}"
+    ns = obj["metadata"].get("namespace") or namespace
+    return f"{prefix}/namespaces/{ns}/{plural[kind]}"
+
+
+def apply_deploy_rbac(c):
+    """Creates deploy/serviceaccount.yaml and deploy/rbac.yaml (namespace kube-system, as the
+    kustomization sets it)."""
+    if yaml is None:
+        raise AssertionError("python3-yaml is needed to read deploy/ (scripts/install-deps.sh installs it)")
+    kinds = []
+    for name in ("serviceaccount.yaml", "rbac.yaml"):
+        with open(os.path.join(DEPLOY, name)) as f:
+            for obj in yaml.safe_load_all(f):
+                if obj:
+                    c.post(_collection_path(obj, SA_NS), obj)
+                    kinds.append(f"{obj['kind']}/{obj['metadata']['name']}")
+    log(f"applied from deploy/: {', '.join(kinds)}")
+
+
+def gantry_config(cp, kubeconfig, name="gantry.yaml", lease=None):
+    """deploy/config.yaml with clientConnection.kubeconfig set (and optionally shorter lease
+    timings); returns the path of the written file."""
+    with open(os.path.join(DEPLOY, "config.yaml")) as f:
+        cfg = yaml.safe_load(f)
+    cfg["clientConnection"]["kubeconfig"] = kubeconfig
+    if lease:
+        cfg["leaderElection"].update(lease)
+    path = os.path.join(cp.dir, name)
+    with open(path, "w") as f:
+        yaml.safe_dump(cfg, f)
+    return path
+
+
+def deployed_gantry_config(cp, lease=None):
+    """Applies deploy/'s RBAC, mints a ServiceAccount token and returns a config file for it."""
+    apply_deploy_rbac(cp.client)
+    token = cp.client.service_account_token(SA_NS, SA_NAME)
+    kubeconfig = cp.write_kubeconfig(os.path.join(cp.dir, "gantry-sa.kubeconfig"), token)
+    return gantry_config(cp, kubeconfig, lease=lease)
+
+
+def check_least_privilege(cp, expect=()):
+    """Every request of Gantry's ServiceAccount succeeded (no 401/403: the ClusterRole and Role
+    of deploy/ are enough), and each (verb, resource) in `expect` was used successfully."""
+    events = [e for e in cp.audit_events() if e.get("user", {}).get("username") == SA_USER]
+    assert events, "no audit events for Gantry's ServiceAccount: is the audit log on?"
+    refused = [e for e in events if e.get("responseStatus", {}).get("code") in (401, 403)]
+    assert not refused, "requests refused to Gantry's ServiceAccount:\n" + "\n".join(
+        f"  {e['verb']} {e['requestURI']} -> {e['responseStatus']}" for e in refused[:20])
+    used = Counter()
+    for e in events:
+        ref = e.get("objectRef", {})
+        res = ref.get("resource", "") + ("/" + ref["subresource"] if ref.get("subresource") else "")
+        group = ref.get("apiGroup") or "core"
+        used[(e["verb"], f"{group}:{res}")] += 1
+    summary = ", ".join(f"{v} {r} x{n}" for (v, r), n in sorted(used.items()))
+    log(f"{len(events)} requests as {SA_USER}, none refused: {summary}")
+    for want in expect:
+        assert want in used, f"expected Gantry to call {want[0]} {want[1]}; calls: {summary}"
+
+
+def bindings(cp):
+    """Counter pod name -> Binding creations (any response) in namespace NS, and the failures."""
+    count, failed = Counter(), []
+    for e in cp.audit_events():
+        ref = e.get("objectRef", {})
+        if e["verb"] == "create" and ref.get("subresource") == "binding" and ref.get("namespace") == NS:
+            count[ref["name"]] += 1
+            if e.get("responseStatus", {}).get("code") != 201:
+                failed.append((ref["name"], e.get("responseStatus")))
+    return count, failed
+
+
+def check_bound_once(cp, pods):
+    count, failed = bindings(cp)
+    assert not failed, f"Binding requests that failed: {failed}"
+    wrong = {p: count[p] for p in pods if count[p] != 1}
+    assert not wrong, f"pods not bound by exactly one Binding: {wrong}"
+    extra = set(count) - set(pods)
+    assert not extra, f"unexpected Bindings for {sorted(extra)}"
+    log(f"{len(pods)} pods, each bound by exactly one Binding")
+
+
+# --- small helpers ---------------------------------------------------------------------------
+
+def pod(c, name):
+    return c.get(f"/api/v1/namespaces/{NS}/pods/{name}")
+
+
+def node_of(c, name):
+    return pod(c, name)["spec"].get("nodeName")
+
+
+def gone(c, path):
+    try:
+        c.get(path)
+        return False
+    except ApiError as e:
+        return e.status == 404
+
+
+def condition(p, ctype):
+    for cond in p.get("status", {}).get("conditions") or []:
+        if cond["type"] == ctype:
+            return cond
+    return None
+
+
+def unschedulable(c, name):
+    cond = condition(pod(c, name), "PodScheduled")
+    return cond if cond and cond["status"] == "False" else None
+
+
+def event(c, reason, name):
+    for e in c.get(f"/apis/events.k8s.io/v1/namespaces/{NS}/events")["items"]:
+        if e.get("reason") == reason and e["regarding"]["name"] == name:
+            return e
+    return None
+
+
+def setup(cp, nodes=2, cpu="4", memory="8Gi", prefix="node"):
+    c = cp.client
+    for i in range(nodes):
+        c.create_node(f"{prefix}-{i}", cpu=cpu, memory=memory)
+    c.create_namespace(NS)
+    # Pod admission may race the namespace's creation for a moment.
+    c.wait("namespace usable", lambda: c.get(f"/api/v1/namespaces/{NS}/pods") is not None)
+    return c
+
+
+def create_pod(c, name, **kw):
+    kw.setdefault("scheduler_name", SCHEDULER)
+    return c.wait(f"create pod {name}", lambda: c.create_pod(NS, name, **kw), timeout=20)
+
+
+def start_gantry(cp, binary, config, name="gantry"):
+    """GANTRY_E2E_V sets gantry's -v (default 2); the output also goes to <cp.dir>/logs/NAME.log."""
+    return GantryProcess(binary, ["--config", config, "-v=" + os.environ.get("GANTRY_E2E_V", "2")], name=name,
+                         log_path=os.path.join(cp.dir, "logs", f"{name}.log"))
+
+
+def dump_pods(c):
+    try:
+        for p in c.get(f"/api/v1/namespaces/{NS}/pods")["items"]:
+            cond = condition(p, "PodScheduled") or {}
+            log(f"pod {p['metadata']['name']}: node={p['spec'].get('nodeName')} "
+                f"nominated={p['status'].get('nominatedNodeName')} PodScheduled={cond.get('status')} "
+                f"{cond.get('reason', '')}: {cond.get('message', '')}")
+    except Exception as e:  # noqa: BLE001 - diagnostics only
+        log(f"listing pods: {e}")
+
+
+def guarded(gantries, body, c=None):
+    """Runs body(); on failure prints the pods of NS and the output of every Gantry process."""
+    try:
+        body()
+    except BaseException:
+        if c is not None:
+            dump_pods(c)
+        for g in gantries:
+            if g.alive():
+                try:
+                    queue = [l for l in g.metrics().splitlines()
+                             if l.startswith(("scheduler_queue_incoming_pods_total", "scheduler_pending_pods",
+                                              "scheduler_schedule_attempts_total", "scheduler_unschedulable_pods"))]
+                    log(f"{g.name} queue metrics:\n" + "\n".join(queue))
+                except AssertionError as e:
+                    log(f"{g.name} /metrics: {e}")
+            log(g.dump())
+        raise
+
+
+# --- suites ----------------------------------------------------------------------------------
+
+def test_scheduling(cp, binary):
+    c = setup(cp)
+    cfg = deployed_gantry_config(cp)
+    g = start_gantry(cp, binary, cfg)
+
+    def body():
+        g.wait_ready()
+        c.wait("gantry leads", g.is_leader, timeout=30)
+        names = [f"p{i}" for i in range(5)]
+        for n in names:
+            create_pod(c, n)
+        create_pod(c, "default-pod", scheduler_name=None)  # default-scheduler: not ours
+        create_pod(c, "huge", cpu="100")
+        for n in names:
+            assert c.wait(f"{n} bound", lambda n=n: node_of(c, n), timeout=30).startswith("node-")
+            bound = condition(pod(c, n), "PodScheduled")
+            assert bound and bound["status"] == "True", bound
+        log(f"{len(names)} gantry-scheduler pods bound")
+
+        cond = c.wait("huge PodScheduled=False", lambda: unschedulable(c, "huge"), timeout=30)
+        assert cond["reason"] == "Unschedulable", cond
+        assert cond["message"].startswith("0/2 nodes are available: 2 Insufficient cpu."), cond["message"]
+        ev = c.wait("FailedScheduling event", lambda: event(c, "FailedScheduling", "huge"), timeout=30)
+        assert ev["type"] == "Warning" and ev["action"] == "Scheduling", ev
+        assert ev["reportingController"] == SCHEDULER, ev
+        assert ev["reportingInstance"].startswith(SCHEDULER + "-"), ev
+        assert ev["note"].startswith("0/2 nodes are available: 2 Insufficient cpu."), ev["note"]
+        ev = c.wait("Scheduled event", lambda: event(c, "Scheduled", "p0"), timeout=30)
+        assert ev["note"] == f"Successfully assigned {NS}/p0 to {node_of(c, 'p0')}", ev["note"]
+        assert ev["action"] == "Binding" and ev["type"] == "Normal", ev
+        log(f"unschedulable pod reported: {cond['message']}")
+
+        # The default-scheduler pod is untouched (no upstream scheduler runs here).
+        p = pod(c, "default-pod")
+        assert not p["spec"].get("nodeName"), p["spec"]
+        assert condition(p, "PodScheduled") is None, p["status"]
+
+        holder = c.get(LEASE)["spec"]["holderIdentity"]
+        assert "_" in holder, holder
+
+        # A node added later makes room: the unschedulable pod is retried and bound.
+        c.create_node("node-big", cpu="128", memory="64Gi")
+        assert c.wait("huge bound after a node was added", lambda: node_of(c, "huge"), timeout=60) == "node-big"
+        log("huge bound after the cluster grew")
+
+        m = g.metric("scheduler_schedule_attempts_total", result="scheduled", profile=SCHEDULER)
+        assert m is not None and m >= 6, m
+        assert (g.metric("scheduler_schedule_attempts_total", result="unschedulable", profile=SCHEDULER) or 0) >= 1
+        assert g.metric("leader_election_master_status", name="gantry-scheduler") == 1
+        assert not pod(c, "default-pod")["spec"].get("nodeName")
+
+    guarded([g], body, c)
+    rc = g.stop()
+    assert rc == 0, f"gantry exited with {rc}:\n{g.dump()}"
+    assert not c.get(LEASE)["spec"].get("holderIdentity"), "Lease not released on SIGTERM"
+    check_bound_once(cp, [f"p{i}" for i in range(5)] + ["huge"])
+    check_least_privilege(cp, expect=[
+        ("create", "core:pods/binding"), ("patch", "core:pods/status"),
+        ("create", "events.k8s.io:events"), ("create", "coordination.k8s.io:leases"),
+        ("update", "coordination.k8s.io:leases"), ("watch", "core:pods")])
+
+
+def test_failover(cp, binary):
+    lease_s, renew_s, retry_s = 6, 4, 1
+    c = setup(cp, nodes=3, cpu="64", memory="256Gi")
+    cfg = deployed_gantry_config(cp, lease={
+        "leaseDuration": f"{lease_s}s", "renewDeadline": f"{renew_s}s", "retryPeriod": f"{retry_s}s"})
+    a = start_gantry(cp, binary, cfg, name="replica-a")
+    procs = [a]
+    created = []
+    stop_creating = threading.Event()
+
+    def creator():  # a steady stream of pods through every phase
+        i = 0
+        while not stop_creating.is_set():
+            name = f"p{i:03d}"
+            create_pod(c, name)
+            created.append(name)
+            i += 1
+            time.sleep(0.25)
+
+    t = threading.Thread(target=creator, daemon=True)
+
+    def wait_all_bound(timeout=60):
+        for n in list(created):
+            c.wait(f"{n} bound", lambda n=n: node_of(c, n), timeout=timeout)
+
+    def body():
+        a.wait_ready()
+        c.wait("replica-a leads", a.is_leader, timeout=30)
+        b = start_gantry(cp, binary, cfg, name="replica-b")
+        procs.append(b)
+        b.wait_ready()
+        time.sleep(2 * retry_s)
+        assert not b.is_leader(), "two leaders"
+        holder_a = c.get(LEASE)["spec"]["holderIdentity"]
+        t.start()
+        time.sleep(3)
+        wait_all_bound()
+        log(f"{len(created)} pods bound by replica-a ({holder_a}); SIGKILL replica-a")
+
+        killed = time.monotonic()
+        a.kill()
+        c.wait("replica-b leads", b.is_leader, timeout=lease_s + 4 * retry_s + 10, interval=0.1)
+        takeover = time.monotonic() - killed
+        holder_b = c.get(LEASE)["spec"]["holderIdentity"]
+        assert holder_b != holder_a, holder_b
+        log(f"replica-b ({holder_b}) took over {takeover:.1f}s after the leader died "
+            f"(leaseDuration {lease_s}s, retryPeriod {retry_s}s)")
+        # The standby may wait one leaseDuration after the last renewal it saw, plus one
+        # retryPeriod (with jitter) before it looks again; allow 3 s for a loaded machine.
+        assert takeover <= lease_s + 1.2 * retry_s + 3, f"takeover took {takeover:.1f}s"
+        time.sleep(2)
+        wait_all_bound()
+        log(f"{len(created)} pods bound after the takeover")
+
+        # A restarted replica joins as a standby; a graceful stop of the leader releases the
+        # Lease, so the standby takes over within about one retryPeriod.
+        a2 = start_gantry(cp, binary, cfg, name="replica-a2")
+        procs.append(a2)
+        a2.wait_ready()
+        time.sleep(2 * retry_s)
+        assert b.is_leader() and not a2.is_leader(), "leadership changed without a reason"
+        stopped = time.monotonic()
+        rc = b.stop()
+        assert rc == 0, f"replica-b exited with {rc}"
+        c.wait("replica-a2 leads", a2.is_leader, timeout=lease_s + 10, interval=0.1)
+        handover = time.monotonic() - stopped
+        log(f"graceful hand-over to replica-a2 in {handover:.1f}s")
+        assert handover <= 1.2 * retry_s + 3, f"hand-over took {handover:.1f}s: Lease not released?"
+        time.sleep(2)
+        stop_creating.set()
+        t.join(timeout=30)
+        wait_all_bound()
+        log(f"{len(created)} pods bound in all")
+
+    guarded(procs, body, c)
+    stop_creating.set()
+    for g in procs:
+        g.stop()
+    check_bound_once(cp, created)
+    sched = Counter(e["regarding"]["name"] for e in c.get(f"/apis/events.k8s.io/v1/namespaces/{NS}/events")["items"]
+                    if e.get("reason") == "Scheduled")
+    twice = {n: k for n, k in sched.items() if k != 1}
+    assert not twice, f"pods with more than one Scheduled event: {twice}"
+    check_least_privilege(cp, expect=[("create", "core:pods/binding"), ("update", "coordination.k8s.io:leases")])
+
+
+DRIVER = "gpu.example.com"
+
+
+def dra_objects(c, node, gpus):
+    c.post("/apis/resource.k8s.io/v1/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
+        "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]}})
+    c.post("/apis/resource.k8s.io/v1/resourceslices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+        "spec": {"driver": DRIVER, "nodeName": node,
+                 "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": f"gpu-{i}",
+                              "attributes": {"model": {"string": "a100"}, "index": {"int": i}},
+                              "capacity": {"memory": {"value": "80Gi"}}} for i in range(gpus)]}})
+    c.post(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaimtemplates", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one-gpu"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": DRIVER,
+            "selectors": [{"cel": {"expression": f"device.attributes['{DRIVER}'].model == 'a100' && "
+                                                 f"device.capacity['{DRIVER}'].memory.compareTo(quantity('40Gi')) >= 0"}}],
+        }}]}}}})
+
+
+def claim_of(c, name):
+    st = pod(c, name)["status"].get("resourceClaimStatuses") or []
+    if not st or not st[0].get("resourceClaimName"):
+        return None
+    return c.get(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/{st[0]['resourceClaimName']}")
+
+
+def test_dra(cp, binary):
+    c = setup(cp, nodes=2, prefix="cpu-node")
+    c.create_node("gpu-node", cpu="16", memory="64Gi")
+    dra_objects(c, "gpu-node", gpus=2)
+    cfg = deployed_gantry_config(cp)
+    g = start_gantry(cp, binary, cfg)
+
+    def body():
+        g.wait_ready()
+        claims = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}
+        for i in range(3):
+            create_pod(c, f"dra-{i}", extra_spec=copy.deepcopy(claims))
+        devices = {}
+        for i in range(2):
+            n = f"dra-{i}"
+            assert c.wait(f"{n} bound", lambda n=n: node_of(c, n), timeout=45) == "gpu-node"
+            rc = claim_of(c, n)
+            p = pod(c, n)
+            alloc = rc["status"]["allocation"]
+            results = alloc["devices"]["results"]
+            assert len(results) == 1 and results[0]["driver"] == DRIVER and results[0]["pool"] == "gpu-node", alloc
+            assert results[0]["request"] == "gpu", results
+            terms = alloc["nodeSelector"]["nodeSelectorTerms"]
+            assert any(f.get("values") == ["gpu-node"] for t in terms for f in t.get("matchFields", [])), terms
+            reserved = rc["status"]["reservedFor"]
+            assert reserved == [{"resource": "pods", "name": n, "uid": p["metadata"]["uid"]}], reserved
+            assert "resource.kubernetes.io/delete-protection" in rc["metadata"].get("finalizers", []), rc["metadata"]
+            owner = rc["metadata"]["ownerReferences"][0]
+            assert owner["kind"] == "Pod" and owner["name"] == n, owner
+            devices[n] = results[0]["device"]
+        assert sorted(devices.values()) == ["gpu-0", "gpu-1"], devices
+        log(f"claims allocated and reserved: {devices}")
+
+        # Both devices are taken: the third pod waits...
+        cond = c.wait("dra-2 unschedulable", lambda: unschedulable(c, "dra-2"), timeout=30)
+        assert not node_of(c, "dra-2")
+        log(f"dra-2 waits: {cond['message']}")
+        # ...until a claim is released: the pod is deleted, kube-controller-manager removes the
+        # reservation, the allocation and the finalizer, and deletes the generated claim.
+        freed = devices["dra-0"]
+        old_claim = claim_of(c, "dra-0")["metadata"]["name"]
+        c.delete(f"/api/v1/namespaces/{NS}/pods/dra-0", grace_seconds=0)
+        c.wait("claim of dra-0 deleted",
+               lambda: gone(c, f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/{old_claim}"), timeout=60)
+        assert c.wait("dra-2 bound", lambda: node_of(c, "dra-2"), timeout=60) == "gpu-node"
+        got = claim_of(c, "dra-2")["status"]["allocation"]["devices"]["results"][0]["device"]
+        assert got == freed, (got, freed)
+        log(f"dra-2 bound with the released {got}")
+
+    guarded([g], body, c)
+    assert g.stop() == 0
+    check_bound_once(cp, ["dra-0", "dra-1", "dra-2"])
+    check_least_privilege(cp, expect=[("patch", "resource.k8s.io:resourceclaims"),
+                                      ("patch", "resource.k8s.io:resourceclaims/status")])
+
+
+def test_gang(cp, binary):
+    c = setup(cp, nodes=2, cpu="4")
+    cfg = deployed_gantry_config(cp)
+    g = start_gantry(cp, binary, cfg)
+
+    def group(name, min_count):
+        c.post(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups", {
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": name},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}})
+
+    def member(gname, i, cpu):
+        create_pod(c, f"{gname}-{i}", cpu=cpu, extra_spec={"schedulingGroup": {"podGroupName": gname}})
+
+    def body():
+        g.wait_ready()
+        # Three members of 3 CPUs, two 4-CPU nodes: only two fit, so none may be bound.
+        group("big", 3)
+        for i in range(3):
+            member("big", i, "3")
+        # A group that fits binds completely.
+        group("small", 2)
+        for i in range(2):
+            member("small", i, "500m")
+        for i in range(2):
+            c.wait(f"small-{i} bound", lambda i=i: node_of(c, f"small-{i}"), timeout=45)
+        for i in range(3):
+            c.wait(f"big-{i} unschedulable", lambda i=i: unschedulable(c, f"big-{i}"), timeout=45)
+        msg = unschedulable(c, "big-0")["message"]
+        log(f"gang big waits: {msg}")
+        assert "big" in msg, msg
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # and stays unbound
+            assert not any(node_of(c, f"big-{i}") for i in range(3)), "part of the gang was bound"
+            time.sleep(0.5)
+        # Room for the third member: the whole gang binds, on three different nodes.
+        c.create_node("node-2", cpu="4", memory="8Gi")
+        nodes = {c.wait(f"big-{i} bound", lambda i=i: node_of(c, f"big-{i}"), timeout=60) for i in range(3)}
+        assert len(nodes) == 3, nodes
+        log(f"gang big bound on {sorted(nodes)}")
+        # Every member ends PodScheduled=True: a failure status queued before the group was
+        # bound must not overwrite it (small-0 failed once while small-1 did not exist yet).
+        time.sleep(1)
+        for n in [f"big-{i}" for i in range(3)] + [f"small-{i}" for i in range(2)]:
+            cond = condition(pod(c, n), "PodScheduled")
+            assert cond and cond["status"] == "True", f"{n}: {cond}"
+
+    guarded([g], body, c)
+    assert g.stop() == 0
+    check_bound_once(cp, [f"big-{i}" for i in range(3)] + [f"small-{i}" for i in range(2)])
+    check_least_privilege(cp, expect=[("watch", "scheduling.k8s.io:podgroups")])
+
+
+def test_preemption(cp, binary):
+    c = setup(cp, nodes=1, cpu="4")
+    for name, value in (("low", 100), ("high", 1000)):
+        c.post("/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"e2e-{name}"},
+            "value": value})
+    cfg = deployed_gantry_config(cp)
+    g = start_gantry(cp, binary, cfg)
+
+    def body():
+        g.wait_ready()
+        for i in range(2):
+            create_pod(c, f"low-{i}", cpu="2", extra_spec={"priorityClassName": "e2e-low"})
+        for i in range(2):
+            c.wait(f"low-{i} bound", lambda i=i: node_of(c, f"low-{i}"), timeout=30)
+        uids = {f"low-{i}": pod(c, f"low-{i}")["metadata"]["uid"] for i in range(2)}
+        # 2 CPUs free up by evicting one of the two low-priority pods.
+        create_pod(c, "high", cpu="2", extra_spec={"priorityClassName": "e2e-high"})
+        assert c.wait("high bound", lambda: node_of(c, "high"), timeout=60) == "node-0"
+        victims = [n for n in uids if gone(c, f"/api/v1/namespaces/{NS}/pods/{n}")]
+        assert len(victims) == 1, f"expected exactly one victim, gone: {victims}"
+        victim = victims[0]
+        log(f"high bound after preempting {victim}")
+
+        patches = [e for e in cp.audit_events()
+                   if e.get("user", {}).get("username") == SA_USER and e.get("objectRef", {}).get("subresource") == "status"]
+        nominated = [e for e in patches if e["objectRef"]["name"] == "high" and
+                     (e.get("requestObject") or {}).get("status", {}).get("nominatedNodeName") == "node-0"]
+        assert nominated, "no pods/status write set nominatedNodeName=node-0 on the preemptor"
+        disrupted = [e for e in patches if e["objectRef"]["name"] == victim and any(
+            cnd.get("type") == "DisruptionTarget" and cnd.get("reason") == "PreemptionByScheduler"
+            for cnd in (e.get("requestObject") or {}).get("status", {}).get("conditions") or [])]
+        assert disrupted, f"no DisruptionTarget condition written on {victim}"
+        deletes = [e for e in cp.audit_events() if e.get("user", {}).get("username") == SA_USER and
+                   e["verb"] == "delete" and e.get("objectRef", {}).get("resource") == "pods"]
+        assert [e["objectRef"]["name"] for e in deletes] == [victim], deletes
+        ev = c.wait("Preempted event", lambda: event(c, "Preempted", victim), timeout=30)
+        assert ev["note"] == f"Preempted by pod {pod(c, 'high')['metadata']['uid']} on node node-0", ev["note"]
+
+    guarded([g], body, c)
+    assert g.stop() == 0
+    check_bound_once(cp, ["low-0", "low-1", "high"])
+    check_least_privilege(cp, expect=[("delete", "core:pods"), ("patch", "core:pods/status")])
+
+
+def restart_apiserver(cp):
+    pidfiles = glob.glob(os.path.join(cp.dir, "**", "kube-apiserver.pid"), recursive=True)
+    assert pidfiles, f"no kube-apiserver.pid under {cp.dir}"
+    with open(pidfiles[0]) as f:
+        pid = int(f.read().strip())
+    log(f"stopping kube-apiserver ({pid})")
+    # SIGTERM starts a graceful shutdown that keeps watches open for up to a minute; after a few
+    # seconds kill it outright, like a crash.
+    os.kill(pid, signal.SIGTERM)
+    for i in range(400):
+        if not os.path.exists(f"/proc/{pid}"):
+            break
+        if i == 100:
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}"), "kube-apiserver did not stop"
+    time.sleep(2)
+    log("starting kube-apiserver again")
+    cp._sh("up")
+
+
+def test_apiserver_restart(cp, binary):
+    c = setup(cp)
+    # Without leader election: an outage longer than renewDeadline would (rightly) end the
+    # leader's term and the process.
+    cfg = deployed_gantry_config(cp, lease={"leaderElect": False})
+    g = start_gantry(cp, binary, cfg)
+    names = []
+
+    def body():
+        g.wait_ready()
+        for i in range(3):
+            names.append(f"before-{i}")
+            create_pod(c, names[-1])
+        for n in names:
+            c.wait(f"{n} bound", lambda n=n: node_of(c, n), timeout=30)
+        restart_apiserver(cp)
+        c.wait("API server back", lambda: c.get("/readyz") is not None, timeout=60)
+        for i in range(5):
+            names.append(f"after-{i}")
+            create_pod(c, names[-1])
+        for n in names:
+            c.wait(f"{n} bound", lambda n=n: node_of(c, n), timeout=60)
+        log("all pods bound across the API server restart")
+        assert g.alive(), "gantry exited during the restart"
+
+    guarded([g], body, c)
+    assert g.stop() == 0
+    check_bound_once(cp, names)
+
+
+TESTS = {
+    "scheduling": test_scheduling,
+    "failover": test_failover,
+    "dra": test_dra,
+    "gang": test_gang,
+    "preemption": test_preemption,
+    "apiserver-restart": test_apiserver_restart,
+}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in TESTS:
+        sys.exit(__doc__)
+    which, gantry = sys.argv[1], sys.argv[2]
+    run(lambda cp: TESTS[which](cp, gantry), audit_policy=AUDIT_POLICY)
