@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "gantry/util/strings.h"
 #include "plugins/helper/helper.h"
+#include "src/server/metrics.h"
 #include "src/state/dra_state.h"
 
 namespace gantry::plugins::dynamic_resources {
@@ -342,7 +343,10 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
   if (args_.filter_timeout_micros > 0) {
     deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(args_.filter_timeout_micros);
   }
+  const auto alloc_start = std::chrono::steady_clock::now();
   dra::NodeAllocation out = data.allocator->Allocate(*n, deadline, /*materialize=*/false);
+  static server::Histogram& alloc_seconds = server::GlobalMetrics().dra_allocation_duration.Get();
+  alloc_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - alloc_start).count());
   using R = dra::NodeAllocation::Result;
   switch (out.result) {
     case R::kSuccess: {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "gantry/util/strings.h"
 #include "src/cel/semver.h"
+#include "src/server/metrics.h"
 
 namespace gantry::cel {
 
@@ -46,6 +47,8 @@ absl::Status ValidateDeviceInput(const DeviceInput& device) {
 }
 
 absl::StatusOr<bool> EvaluateSelector(const Program& program, const DeviceInput& device) {
+  static server::Counter& evaluations = server::GlobalMetrics().cel_evaluations.Get();
+  evaluations.Inc();
   Value dev = DeviceValue(device);
   Value r = program.Evaluate(std::span<const Value>(&dev, 1));
   if (r.kind() == Kind::kBool) return r.bool_value();

@@ -34,6 +34,7 @@ void EventSource::Add(std::string name, std::string path, std::string field_sele
       h(std::move(o));
     };
   }
+  std::string kind_label = kind;
   auto informer = std::make_unique<Informer<T>>(std::move(kind), decode, std::move(locked));
   Informer<T>* raw = informer.get();
   ReflectorOptions opts;
@@ -43,6 +44,7 @@ void EventSource::Add(std::string name, std::string path, std::string field_sele
   Entry e;
   e.reflector = std::make_unique<Reflector>(client_, std::move(opts), raw);
   e.decode_errors = [raw] { return raw->decode_errors(); };
+  e.kind = std::move(kind_label);
   e.sink = std::move(informer);
   entries_.push_back(std::move(e));
 }
@@ -191,6 +193,14 @@ EventSourceStats EventSource::Stats() const {
     s.events += e.reflector->stats().events.load();
   }
   return s;
+}
+
+std::vector<std::pair<std::string, int64_t>> EventSource::DecodeErrorsByKind() const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const Entry& e : entries_) {
+    if (int64_t n = e.decode_errors(); n > 0) out.emplace_back(e.kind, n);
+  }
+  return out;
 }
 
 std::vector<std::string> EventSource::ResourceNames() const {

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "src/client/discovery.h"
@@ -48,6 +49,9 @@ class EventSource {
   // Waits for HasSynced; false on timeout or when *stop became true.
   bool WaitForSync(const std::atomic<bool>* stop, int64_t timeout_millis) const;
   EventSourceStats Stats() const;
+  // Objects skipped because they could not be decoded, per kind (e.g.
+  // "Pod", "PodGroup.scheduling.x-k8s.io"); kinds without errors are left out.
+  std::vector<std::pair<std::string, int64_t>> DecodeErrorsByKind() const;
   std::vector<std::string> ResourceNames() const;
 
  private:
@@ -55,6 +59,7 @@ class EventSource {
     std::unique_ptr<ObjectSink> sink;
     std::unique_ptr<Reflector> reflector;
     std::function<int64_t()> decode_errors;
+    std::string kind;
   };
   template <typename T>
   void Add(std::string name, std::string path, std::string field_selector, std::string kind,

@@ -110,6 +110,13 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
     spdlog::info("starting reflectors: {}", names);
   }
   source.Start();
+  // gantry_decode_errors_total{kind}: read from the informers at scrape time.
+  server::SchedulerMetrics& global_metrics = server::GlobalMetrics();
+  const server::Registry::HookId decode_hook = global_metrics.registry.AddCollectHook([&source, &global_metrics] {
+    for (const auto& [kind, n] : source.DecodeErrorsByKind()) {
+      global_metrics.decode_errors.With({kind}).Mirror(static_cast<double>(n));
+    }
+  });
 
   std::mutex mu;
   std::condition_variable cv;
@@ -224,6 +231,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   sched.WaitForBindings();
   if (elector_thread.joinable()) elector_thread.join();
   housekeeping.join();
+  global_metrics.registry.RemoveCollectHook(decode_hook);
   source.Stop();
   writer.Flush(5'000);
   (void)discovery_stop;

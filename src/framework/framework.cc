@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 
 #include "gantry/util/strings.h"
@@ -242,7 +243,7 @@ Status Framework::RunPreEnqueuePlugins(const PodInfo& pod) const {
   return Status();
 }
 
-Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
+Status Framework::RunPreFilterPluginsUntimed(CycleState& state, const PodInfo& pod,
                                       PreFilterResult* result) {
   const std::vector<NodeInfo*>& nodes = snapshot_->NodeInfos();
   std::optional<absl::flat_hash_set<std::string>> narrowed;
@@ -342,7 +343,7 @@ Status Framework::RunPreFilterRemovePod(CycleState& state, const PodInfo& pod,
   return Status();
 }
 
-PostFilterResult Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+PostFilterResult Framework::RunPostFilterPluginsUntimed(CycleState& state, const PodInfo& pod,
                                                  const NodeToStatus& filtered) {
   PostFilterResult last;
   last.status = Status(Code::kUnschedulable);
@@ -368,7 +369,7 @@ PostFilterResult Framework::RunPostFilterPlugins(CycleState& state, const PodInf
   return last;
 }
 
-Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+Status Framework::RunPreScorePluginsUntimed(CycleState& state, const PodInfo& pod,
                                      const std::vector<const NodeInfo*>& nodes) {
   for (PreScorePlugin* p : pre_score_) {
     Status st = p->PreScore(state, pod, nodes);
@@ -384,7 +385,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
   return Status();
 }
 
-Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   std::vector<int64_t>* totals) {
   totals->assign(nodes.size(), 0);
@@ -440,7 +441,7 @@ Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
   return Status();
 }
 
-Status Framework::RunReservePlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+Status Framework::RunReservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node) {
   for (ReservePlugin* p : reserve_) {
     Status st = p->Reserve(state, pod, node);
     if (!st.IsSuccess()) {
@@ -452,11 +453,11 @@ Status Framework::RunReservePlugins(CycleState& state, const PodInfo& pod, std::
   return Status();
 }
 
-void Framework::RunUnreservePlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+void Framework::RunUnreservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node) {
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
 }
 
-Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+Status Framework::RunPermitPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node) {
   for (PermitPlugin* p : permit_) {
     int64_t timeout = 0;
     Status st = p->Permit(state, pod, node, &timeout);
@@ -476,7 +477,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, std::s
   return Status();
 }
 
-Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+Status Framework::RunPreBindPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node) {
   for (PreBindPlugin* p : pre_bind_) {
     Status st = p->PreBind(state, pod, node);
     if (st.IsSkip()) continue;
@@ -485,7 +486,7 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, std::
   return Status();
 }
 
-Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+Status Framework::RunBindPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node) {
   for (BindPlugin* p : bind_) {
     Status st = p->Bind(state, pod, node);
     if (st.IsSkip()) continue;
@@ -495,8 +496,80 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, std::str
   return Status(Code::kError, "all bind plugins skipped the pod");
 }
 
-void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+void Framework::RunPostBindPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node) {
   for (PostBindPlugin* p : post_bind_) p->PostBind(state, pod, node);
+}
+
+// ---- Timed extension points -----------------------------------------------
+
+template <typename Body, typename CodeOf>
+auto Framework::Timed(std::string_view point, Body&& body, CodeOf&& code_of) {
+  if (point_observer_ == nullptr) return body();
+  const auto start = std::chrono::steady_clock::now();
+  auto result = body();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  point_observer_->ObserveExtensionPoint(point, CodeName(code_of(result)), scheduler_name_, seconds);
+  return result;
+}
+
+namespace {
+Code StatusCode(const Status& st) { return st.code(); }
+}  // namespace
+
+Status Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult* result) {
+  return Timed("PreFilter", [&] { return RunPreFilterPluginsUntimed(state, pod, result); }, StatusCode);
+}
+
+PostFilterResult Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                                 const NodeToStatus& filtered) {
+  return Timed("PostFilter", [&] { return RunPostFilterPluginsUntimed(state, pod, filtered); },
+               [](const PostFilterResult& r) { return r.status.code(); });
+}
+
+Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                                     const std::vector<const NodeInfo*>& nodes) {
+  return Timed("PreScore", [&] { return RunPreScorePluginsUntimed(state, pod, nodes); }, StatusCode);
+}
+
+Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                  const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals) {
+  return Timed("Score", [&] { return RunScorePluginsUntimed(state, pod, nodes, totals); }, StatusCode);
+}
+
+Status Framework::RunReservePlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  return Timed("Reserve", [&] { return RunReservePluginsUntimed(state, pod, node); }, StatusCode);
+}
+
+void Framework::RunUnreservePlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  Timed(
+      "Unreserve",
+      [&] {
+        RunUnreservePluginsUntimed(state, pod, node);
+        return Status();
+      },
+      StatusCode);
+}
+
+Status Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  return Timed("Permit", [&] { return RunPermitPluginsUntimed(state, pod, node); }, StatusCode);
+}
+
+Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  return Timed("PreBind", [&] { return RunPreBindPluginsUntimed(state, pod, node); }, StatusCode);
+}
+
+Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  return Timed("Bind", [&] { return RunBindPluginsUntimed(state, pod, node); }, StatusCode);
+}
+
+void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, std::string_view node) {
+  Timed(
+      "PostBind",
+      [&] {
+        RunPostBindPluginsUntimed(state, pod, node);
+        return Status();
+      },
+      StatusCode);
 }
 
 }  // namespace gantry::framework

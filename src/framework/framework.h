@@ -80,6 +80,17 @@ struct WeightedScorePlugin {
   int64_t weight;
 };
 
+// Receives the duration of each extension point run (kube-scheduler's
+// scheduler_framework_extension_point_duration_seconds). Called on the
+// scheduling and binding threads; implementations must be thread-safe.
+class ExtensionPointObserver {
+ public:
+  virtual ~ExtensionPointObserver() = default;
+  // `status` is CodeName() of the point's result, `profile` the scheduler name.
+  virtual void ObserveExtensionPoint(std::string_view point, std::string_view status, std::string_view profile,
+                                     double seconds) = 0;
+};
+
 class Framework final : public FrameworkHandle {
  public:
   // Instantiates every plugin once and sorts it into the points it serves.
@@ -177,6 +188,10 @@ class Framework final : public FrameworkHandle {
   }
   void SetDraState(state::DraState* dra) { dra_ = dra; }
   void SetDisruptionUnits(std::function<DisruptionUnit(const api::Pod&)> fn) { disruption_units_ = std::move(fn); }
+  // Times PreFilter, PostFilter, PreScore, Score, Reserve, Unreserve, Permit,
+  // PreBind, Bind and PostBind (not the per-node Filter, as upstream). Set
+  // before scheduling starts; nullptr (the default) turns timing off.
+  void SetExtensionPointObserver(ExtensionPointObserver* observer) { point_observer_ = observer; }
 
  private:
   Framework(ClusterWriter& writer, const Clock& clock, Parallelizer& parallelizer)
@@ -192,6 +207,23 @@ class Framework final : public FrameworkHandle {
   std::function<std::vector<PodInfoPtr>(std::string_view)> nominator_;
   state::DraState* dra_ = nullptr;
   std::function<DisruptionUnit(const api::Pod&)> disruption_units_;
+  ExtensionPointObserver* point_observer_ = nullptr;
+
+  // The extension point bodies; the public Run*Plugins time them.
+  Status RunPreFilterPluginsUntimed(CycleState& state, const PodInfo& pod, PreFilterResult* result);
+  PostFilterResult RunPostFilterPluginsUntimed(CycleState& state, const PodInfo& pod, const NodeToStatus& filtered);
+  Status RunPreScorePluginsUntimed(CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& nodes);
+  Status RunScorePluginsUntimed(const CycleState& state, const PodInfo& pod,
+                                const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals);
+  Status RunReservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
+  void RunUnreservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
+  Status RunPermitPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
+  Status RunPreBindPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
+  Status RunBindPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
+  void RunPostBindPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
+  // Runs `body` and reports its duration and the code `code_of(result)`.
+  template <typename Body, typename CodeOf>
+  auto Timed(std::string_view point, Body&& body, CodeOf&& code_of);
 
   std::vector<std::unique_ptr<Plugin>> owned_;
   std::vector<PreEnqueuePlugin*> pre_enqueue_;

@@ -95,7 +95,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
   auto fail_all = [&](const std::string& message, const std::string& domain, int32_t placed, int32_t min) {
     const int64_t duration = NowMicros() - start_micros;
     for (framework::QueuedPodInfo& m : members) FailGroupMember(fw, std::move(m), message, duration, cycle);
-    NotifyGroup(GroupOutcome{key, false, placed, min, domain, message});
+    NotifyGroup(GroupOutcome{key, false, placed, min, domain, message, duration});
   };
 
   if (!group) {
@@ -288,7 +288,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     }
     StartBinding(BindTask{std::move(members[i]), fw, std::move(mt.state), mt.node, duration});
   }
-  NotifyGroup(GroupOutcome{key, true, placed, min_count, best->domain, ""});
+  NotifyGroup(GroupOutcome{key, true, placed, min_count, best->domain, "", duration});
 }
 
 }  // namespace gantry::scheduler

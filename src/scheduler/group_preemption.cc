@@ -238,7 +238,7 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
       }
     }
     NotifyGroup(
-        GroupOutcome{key, false, placed, group.gang ? group.min_count : 1, domain, message});
+        GroupOutcome{key, false, placed, group.gang ? group.min_count : 1, domain, message, duration});
   };
 
   // Delayed preemption in progress: keep the nominations while any victim is left.

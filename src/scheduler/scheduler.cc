@@ -334,8 +334,13 @@ void Scheduler::RunBindingCycle(BindTask task) {
                      task.node),
       std::string(task.fw->SchedulerName())});
   queue_->Done(uid);
-  Notify(AttemptOutcome{task.qpi.pod_info, std::string(task.fw->SchedulerName()), "scheduled", task.node, "",
-                        task.cycle_micros, ""});
+  AttemptOutcome outcome{task.qpi.pod_info, std::string(task.fw->SchedulerName()), "scheduled", task.node, "",
+                         task.cycle_micros, ""};
+  outcome.attempts = task.qpi.attempts;
+  if (task.qpi.initial_attempt_micros > 0) {
+    outcome.since_first_attempt_micros = std::max<int64_t>(0, clock_.NowMicros() - task.qpi.initial_attempt_micros);
+  }
+  Notify(outcome);
 }
 
 void Scheduler::HandleFailure(framework::Framework* fw, framework::QueuedPodInfo qpi, const Status& status,

@@ -48,6 +48,10 @@ struct AttemptOutcome {
   std::string message; // failure message (upstream format)
   int64_t duration_micros = 0;  // wall time of the scheduling cycle
   std::string nominated_node;
+  // Set when scheduled: attempts it took (this one included) and the time
+  // since its first attempt (scheduler_pod_scheduling_sli_duration_seconds).
+  int32_t attempts = 0;
+  int64_t since_first_attempt_micros = 0;
 };
 
 // What happened to one group cycle.
@@ -58,6 +62,7 @@ struct GroupOutcome {
   int32_t min_count = 0;
   std::string domain;     // "key=value" of the chosen topology domain, "" if none
   std::string message;    // failure summary
+  int64_t duration_micros = 0;  // the group cycle's placement search (gantry_gang_placement_duration_seconds)
 };
 
 class AttemptObserver {

@@ -10,6 +10,18 @@ void SchedulerMetricsObserver::OnAttempt(const scheduler::AttemptOutcome& o) {
   const double seconds = static_cast<double>(o.duration_micros) / 1e6;
   metrics_.schedule_attempts.With({o.result, o.profile}).Inc();
   metrics_.scheduling_attempt_duration.With({o.result, o.profile}).Observe(seconds);
+  if (o.result == "scheduled" && o.attempts > 0) {
+    metrics_.ObservePodScheduled(o.attempts, static_cast<double>(o.since_first_attempt_micros) / 1e6);
+  }
+}
+
+void SchedulerMetricsObserver::OnGroup(const scheduler::GroupOutcome& o) {
+  metrics_.gang_placement_duration.Get().Observe(static_cast<double>(o.duration_micros) / 1e6);
+}
+
+void ExtensionPointMetrics::ObserveExtensionPoint(std::string_view point, std::string_view status,
+                                                  std::string_view profile, double seconds) {
+  metrics_.ObserveExtensionPoint(point, status, profile, seconds);
 }
 
 QueueMetricsCollector::QueueMetricsCollector(SchedulerMetrics& metrics, const queue::SchedulingQueue& queue)
@@ -48,11 +60,15 @@ void QueueMetricsCollector::Collect() {
 }
 
 AttachedSchedulerMetrics::AttachedSchedulerMetrics(scheduler::Scheduler& scheduler, SchedulerMetrics& metrics)
-    : scheduler_(scheduler), observer_(metrics), collector_(metrics, scheduler.queue()) {
+    : scheduler_(scheduler), observer_(metrics), points_(metrics), collector_(metrics, scheduler.queue()) {
   scheduler_.SetObserver(&observer_);
+  for (const auto& fw : scheduler_.profiles()) fw->SetExtensionPointObserver(&points_);
 }
 
-AttachedSchedulerMetrics::~AttachedSchedulerMetrics() { scheduler_.SetObserver(nullptr); }
+AttachedSchedulerMetrics::~AttachedSchedulerMetrics() {
+  scheduler_.SetObserver(nullptr);
+  for (const auto& fw : scheduler_.profiles()) fw->SetExtensionPointObserver(nullptr);
+}
 
 std::unique_ptr<AttachedSchedulerMetrics> AttachSchedulerMetrics(scheduler::Scheduler& scheduler,
                                                                  SchedulerMetrics& metrics) {

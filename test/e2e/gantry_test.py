@@ -299,6 +299,12 @@ def test_scheduling(cp, binary):
         assert m is not None and m >= 6, m
         assert (g.metric("scheduler_schedule_attempts_total", result="unschedulable", profile=SCHEDULER) or 0) >= 1
         assert g.metric("leader_election_master_status", name="gantry-scheduler") == 1
+        assert (g.metric("scheduler_pod_scheduling_attempts_count") or 0) >= 6
+        assert (g.metric("scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") or 0) >= 5
+        assert (g.metric("scheduler_framework_extension_point_duration_seconds_count",
+                         extension_point="Bind", status="Success", profile=SCHEDULER) or 0) >= 6
+        assert (g.metric("scheduler_framework_extension_point_duration_seconds_count",
+                         extension_point="PostFilter", status="Unschedulable", profile=SCHEDULER) or 0) >= 1
         assert not pod(c, "default-pod")["spec"].get("nodeName")
 
     guarded([g], body, c)
@@ -440,10 +446,17 @@ def test_dra(cp, binary):
         claims = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}
         for i in range(3):
             create_pod(c, f"dra-{i}", extra_spec=copy.deepcopy(claims))
+        pods = [f"dra-{i}" for i in range(3)]
+
+        def two_bound_one_waiting():
+            bound = [n for n in pods if node_of(c, n)]
+            waiting = [n for n in pods if n not in bound and unschedulable(c, n)]
+            return (bound, waiting[0]) if len(bound) == 2 and len(waiting) == 1 else None
+        # The queue order among equal pods is not fixed: any two get the two GPUs.
+        bound, waiter = c.wait("two pods bound, one waiting", two_bound_one_waiting, timeout=45)
         devices = {}
-        for i in range(2):
-            n = f"dra-{i}"
-            assert c.wait(f"{n} bound", lambda n=n: node_of(c, n), timeout=45) == "gpu-node"
+        for n in bound:
+            assert node_of(c, n) == "gpu-node", n
             rc = claim_of(c, n)
             p = pod(c, n)
             alloc = rc["status"]["allocation"]
@@ -462,20 +475,22 @@ def test_dra(cp, binary):
         log(f"claims allocated and reserved: {devices}")
 
         # Both devices are taken: the third pod waits...
-        cond = c.wait("dra-2 unschedulable", lambda: unschedulable(c, "dra-2"), timeout=30)
-        assert not node_of(c, "dra-2")
-        log(f"dra-2 waits: {cond['message']}")
+        assert not claim_of(c, waiter).get("status", {}).get("allocation"), "the waiting pod's claim is allocated"
+        log(f"{waiter} waits: {unschedulable(c, waiter)['message']}")
         # ...until a claim is released: the pod is deleted, kube-controller-manager removes the
         # reservation, the allocation and the finalizer, and deletes the generated claim.
-        freed = devices["dra-0"]
-        old_claim = claim_of(c, "dra-0")["metadata"]["name"]
-        c.delete(f"/api/v1/namespaces/{NS}/pods/dra-0", grace_seconds=0)
-        c.wait("claim of dra-0 deleted",
+        victim = bound[0]
+        freed = devices[victim]
+        old_claim = claim_of(c, victim)["metadata"]["name"]
+        c.delete(f"/api/v1/namespaces/{NS}/pods/{victim}", grace_seconds=0)
+        c.wait(f"claim of {victim} deleted",
                lambda: gone(c, f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/{old_claim}"), timeout=60)
-        assert c.wait("dra-2 bound", lambda: node_of(c, "dra-2"), timeout=60) == "gpu-node"
-        got = claim_of(c, "dra-2")["status"]["allocation"]["devices"]["results"][0]["device"]
+        assert c.wait(f"{waiter} bound", lambda: node_of(c, waiter), timeout=60) == "gpu-node"
+        got = claim_of(c, waiter)["status"]["allocation"]["devices"]["results"][0]["device"]
         assert got == freed, (got, freed)
-        log(f"dra-2 bound with the released {got}")
+        log(f"{waiter} bound with the released {got}")
+        assert (g.metric("gantry_dra_allocation_duration_seconds_count") or 0) >= 3
+        assert (g.metric("gantry_cel_evaluations_total") or 0) >= 2  # the class and the template's selectors
 
     guarded([g], body, c)
     assert g.stop() == 0
@@ -523,6 +538,7 @@ def test_gang(cp, binary):
         nodes = {c.wait(f"big-{i} bound", lambda i=i: node_of(c, f"big-{i}"), timeout=60) for i in range(3)}
         assert len(nodes) == 3, nodes
         log(f"gang big bound on {sorted(nodes)}")
+        assert (g.metric("gantry_gang_placement_duration_seconds_count") or 0) >= 2
         # Every member ends PodScheduled=True: a failure status queued before the group was
         # bound must not overwrite it (small-0 failed once while small-1 did not exist yet).
         time.sleep(1)
@@ -574,6 +590,8 @@ def test_preemption(cp, binary):
         assert [e["objectRef"]["name"] for e in deletes] == [victim], deletes
         ev = c.wait("Preempted event", lambda: event(c, "Preempted", victim), timeout=30)
         assert ev["note"] == f"Preempted by pod {pod(c, 'high')['metadata']['uid']} on node node-0", ev["note"]
+        assert (g.metric("scheduler_preemption_attempts_total") or 0) >= 1
+        assert g.metric("scheduler_preemption_victims_count") == 1
 
     guarded([g], body, c)
     assert g.stop() == 0

@@ -1,6 +1,8 @@
 // Tests of the framework runtime: profile expansion, the per-pod algorithm,
 // percentageOfNodesToScore, FitError messages and determinism.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "src/framework/framework.h"
@@ -99,6 +101,53 @@ TEST(FrameworkTest, ExplicitEntriesComeFirst) {
   spec.points[ExtensionPoint::kScore].clear();
   Fixture g(spec);
   EXPECT_TRUE(g.fw->PluginNames(ExtensionPoint::kScore).empty());
+}
+
+// Records what the framework reports per extension point.
+class RecordingObserver : public ExtensionPointObserver {
+ public:
+  void ObserveExtensionPoint(std::string_view point, std::string_view status, std::string_view profile,
+                             double seconds) override {
+    seen.push_back(std::string(point) + " " + std::string(status) + " " + std::string(profile));
+    EXPECT_GE(seconds, 0.0);
+  }
+  std::vector<std::string> seen;
+};
+
+TEST(FrameworkTest, ExtensionPointObserverSeesEachPointWithItsStatus) {
+  Fixture f;
+  f.AddNode("n", 1000);
+  f.Refresh();
+  RecordingObserver obs;
+  const std::string profile(f.fw->SchedulerName());
+  // Without an observer nothing is timed.
+  CycleState state;
+  PreFilterResult pre;
+  auto pod = MakePodInfo(SimplePod("p", 500, 0));
+  ASSERT_TRUE(f.fw->RunPreFilterPlugins(state, *pod, &pre).IsSuccess());
+  f.fw->SetExtensionPointObserver(&obs);
+  ASSERT_TRUE(f.fw->RunPreFilterPlugins(state, *pod, &pre).IsSuccess());
+  std::vector<const NodeInfo*> nodes(f.snapshot.NodeInfos().begin(), f.snapshot.NodeInfos().end());
+  ASSERT_TRUE(f.fw->RunPreScorePlugins(state, *pod, nodes).IsSuccess());
+  std::vector<int64_t> totals;
+  ASSERT_TRUE(f.fw->RunScorePlugins(state, *pod, nodes, &totals).IsSuccess());
+  ASSERT_TRUE(f.fw->RunReservePlugins(state, *pod, "n").IsSuccess());
+  f.fw->RunUnreservePlugins(state, *pod, "n");
+  ASSERT_TRUE(f.fw->RunPermitPlugins(state, *pod, "n").IsSuccess());
+  ASSERT_TRUE(f.fw->RunPreBindPlugins(state, *pod, "n").IsSuccess());
+  ASSERT_TRUE(f.fw->RunBindPlugins(state, *pod, "n").IsSuccess());
+  f.fw->RunPostBindPlugins(state, *pod, "n");
+  // A pod that does not fit: PreFilter reports the plugin's code.
+  auto big = MakePodInfo(SimplePod("big", 5000, 0));
+  CycleState big_state;
+  Status st = f.fw->RunPreFilterPlugins(big_state, *big, &pre);
+  f.fw->SetExtensionPointObserver(nullptr);
+  ASSERT_TRUE(f.fw->RunPreFilterPlugins(state, *pod, &pre).IsSuccess());
+  std::vector<std::string> want = {"PreFilter Success", "PreScore Success", "Score Success", "Reserve Success",
+                                   "Unreserve Success", "Permit Success",   "PreBind Success", "Bind Success",
+                                   "PostBind Success",  std::string("PreFilter ") + std::string(CodeName(st.code()))};
+  for (std::string& w : want) w += " " + profile;
+  EXPECT_EQ(obs.seen, want);
 }
 
 TEST(NumFeasibleNodesToFindTest, UpstreamFormula) {

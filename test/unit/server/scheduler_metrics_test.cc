@@ -1,6 +1,7 @@
 #include "src/server/scheduler_metrics.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,6 +28,79 @@ TEST(SchedulerMetricsObserverTest, RecordsAttempts) {
                               "profile=\"gantry-scheduler\",le=\"0.002\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("scheduler_scheduling_attempt_duration_seconds_sum{result=\"unschedulable\","
                               "profile=\"gantry-scheduler\"} 0.003\n"));
+}
+
+TEST(SchedulerMetricsObserverTest, ScheduledPodsFeedSliAndAttemptHistograms) {
+  Registry r;
+  SchedulerMetrics m(r);
+  SchedulerMetricsObserver obs(m);
+  struct Case {
+    std::string result;
+    int32_t attempts;
+    int64_t since_micros;
+  };
+  const std::vector<Case> cases = {
+      {"scheduled", 1, 15'000},      // 0.015 s, first attempt
+      {"scheduled", 3, 2'500'000},   // 2.5 s after its first attempt
+      {"scheduled", 20, 1'000'000},  // attempts label capped at 15+
+      {"unschedulable", 2, 0},       // failures never feed the SLI
+  };
+  for (const Case& c : cases) {
+    scheduler::AttemptOutcome o;
+    o.profile = "gantry-scheduler";
+    o.result = c.result;
+    o.attempts = c.attempts;
+    o.since_first_attempt_micros = c.since_micros;
+    obs.OnAttempt(o);
+  }
+  std::string text = r.Render();
+  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts=\"1\",le=\"0.02\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts=\"1\",le=\"0.01\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_sli_duration_seconds_sum{attempts=\"3\"} 2.5\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"15+\"} 1\n"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("attempts=\"2\"")));
+  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_attempts_bucket{le=\"1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_attempts_bucket{le=\"4\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_attempts_bucket{le=\"16\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_attempts_count 3\n"));
+}
+
+TEST(SchedulerMetricsObserverTest, GroupCyclesFeedGangPlacementDuration) {
+  Registry r;
+  SchedulerMetrics m(r);
+  SchedulerMetricsObserver obs(m);
+  scheduler::GroupOutcome ok{"ns/g", true, 4, 4, "", "", 250'000};
+  scheduler::GroupOutcome failed{"ns/h", false, 1, 4, "", "1 of minCount 4", 500'000};
+  obs.OnGroup(ok);
+  obs.OnGroup(failed);
+  std::string text = r.Render();
+  EXPECT_THAT(text, HasSubstr("# TYPE gantry_gang_placement_duration_seconds histogram\n"));
+  EXPECT_THAT(text, HasSubstr("gantry_gang_placement_duration_seconds_bucket{le=\"0.128\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("gantry_gang_placement_duration_seconds_bucket{le=\"0.256\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("gantry_gang_placement_duration_seconds_bucket{le=\"0.512\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("gantry_gang_placement_duration_seconds_sum 0.75\n"));
+  EXPECT_THAT(text, HasSubstr("gantry_gang_placement_duration_seconds_count 2\n"));
+}
+
+TEST(ExtensionPointMetricsTest, UpstreamLabelsAndBuckets) {
+  Registry r;
+  SchedulerMetrics m(r);
+  ExtensionPointMetrics points(m);
+  points.ObserveExtensionPoint("PreFilter", "Success", "gantry-scheduler", 0.00015);
+  points.ObserveExtensionPoint("PreFilter", "UnschedulableAndUnresolvable", "gantry-scheduler", 0.00005);
+  points.ObserveExtensionPoint("Bind", "Success", "gpu-scheduler", 0.3);
+  std::string text = r.Render();
+  EXPECT_THAT(text, HasSubstr("scheduler_framework_extension_point_duration_seconds_bucket{extension_point="
+                              "\"PreFilter\",status=\"Success\",profile=\"gantry-scheduler\",le=\"0.0002\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_framework_extension_point_duration_seconds_bucket{extension_point="
+                              "\"PreFilter\",status=\"Success\",profile=\"gantry-scheduler\",le=\"0.0001\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_framework_extension_point_duration_seconds_count{extension_point="
+                              "\"PreFilter\",status=\"UnschedulableAndUnresolvable\",profile=\"gantry-scheduler\"} 1\n"));
+  // 0.3 s is above the last bound (0.0001 * 2^11 = 0.2048): only +Inf.
+  EXPECT_THAT(text, HasSubstr("scheduler_framework_extension_point_duration_seconds_bucket{extension_point="
+                              "\"Bind\",status=\"Success\",profile=\"gpu-scheduler\",le=\"0.2048\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_framework_extension_point_duration_seconds_bucket{extension_point="
+                              "\"Bind\",status=\"Success\",profile=\"gpu-scheduler\",le=\"+Inf\"} 1\n"));
 }
 
 TEST(QueueMetricsCollectorTest, PendingIncomingAndUnschedulable) {
