@@ -39,6 +39,28 @@ struct PodScheduledCondition {
   std::string message;  // full FitError message
 };
 
+// The PodGroup a status write is about.
+struct PodGroupRef {
+  // "scheduling.k8s.io" (native v1beta1 PodGroup, v1alpha3 CompositePodGroup)
+  // or "scheduling.x-k8s.io" (scheduler-plugins Coscheduling v1alpha1 PodGroup).
+  std::string api_group;
+  std::string kind;  // "PodGroup" | "CompositePodGroup"
+  std::string namespace_;
+  std::string name;
+  std::string uid;         // "" when unknown (no UID precondition)
+  int64_t generation = 0;  // metadata.generation seen; 0 when unknown
+};
+
+// The PodGroupInitiallyScheduled condition (CompositePodGroupInitiallyScheduled
+// on a CompositePodGroup). True is terminal: callers never write False after
+// True for the same group.
+struct PodGroupCondition {
+  std::string type;     // "PodGroupInitiallyScheduled" | "CompositePodGroupInitiallyScheduled"
+  std::string status;   // "True" | "False"
+  std::string reason;   // "Scheduled" | "Unschedulable" | "SchedulerError"
+  std::string message;  // how many members fit where
+};
+
 class ClusterWriter {
  public:
   virtual ~ClusterWriter() = default;
@@ -61,6 +83,21 @@ class ClusterWriter {
 
   // Best effort; failures are logged and counted by the implementation.
   virtual void RecordEvent(const EventRecord& event) = 0;
+
+  // ---- PodGroup status (podgroups/status) ----------------------------------
+  // Writes the group's scheduling condition. Native groups get
+  // status.conditions[type] (with observedGeneration and a transition time);
+  // Coscheduling groups have no conditions, so the implementation maps the
+  // condition onto status.phase ("Scheduling" while False; True writes
+  // nothing, the scheduler-plugins controller moves it to Running). Best
+  // effort like UpdatePodScheduledCondition: implementations may write
+  // asynchronously and log their own failures. The default returns
+  // Unimplemented so writers without PodGroup support keep compiling.
+  virtual absl::Status UpdatePodGroupCondition(const PodGroupRef& group, const PodGroupCondition& condition) {
+    (void)group;
+    (void)condition;
+    return absl::UnimplementedError("UpdatePodGroupCondition is not implemented by this cluster writer");
+  }
 
   // ---- Dynamic Resource Allocation (resourceclaims, resourceclaims/status) --
   // The defaults return Unimplemented so that writers without DRA support

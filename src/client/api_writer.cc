@@ -183,6 +183,90 @@ absl::Status ApiClusterWriter::DeallocateResourceClaim(const api::ResourceClaim&
   return ClaimWriteResult(client_.Do(req), StrCat("deallocate ResourceClaim ", claim.meta.Key()));
 }
 
+std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(const framework::PodGroupRef& g,
+                                                                       const framework::PodGroupCondition& c,
+                                                                       int64_t transition_micros) {
+  HttpRequest req;
+  req.method = "PATCH";
+  if (g.api_group == "scheduling.x-k8s.io") {
+    // scheduler-plugins PodGroups have a phase, not conditions; its
+    // controller moves a scheduled group to Running as members run.
+    if (c.status == "True") return std::nullopt;
+    req.path = StrCat("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/", UrlEncode(g.namespace_), "/podgroups/",
+                      UrlEncode(g.name), "/status");
+    req.content_type = "application/merge-patch+json";
+    nlohmann::json patch = {{"status", {{"phase", "Scheduling"}}}};
+    if (!g.uid.empty()) patch["metadata"] = {{"uid", g.uid}};
+    req.body = patch.dump();
+    return req;
+  }
+  const bool composite = g.kind == "CompositePodGroup";
+  const std::string version = composite ? "v1alpha3" : "v1beta1";
+  req.path = StrCat("/apis/scheduling.k8s.io/", version, "/namespaces/", UrlEncode(g.namespace_),
+                    composite ? "/compositepodgroups/" : "/podgroups/", UrlEncode(g.name),
+                    "/status?fieldManager=gantry-scheduler&force=true");
+  req.content_type = "application/apply-patch+yaml";  // JSON is YAML
+  nlohmann::json cond = {{"type", c.type},
+                         {"status", c.status},
+                         {"reason", c.reason},
+                         {"message", c.message},
+                         {"lastTransitionTime", FormatTime(transition_micros)}};
+  if (g.generation > 0) cond["observedGeneration"] = g.generation;
+  nlohmann::json meta = {{"name", g.name}, {"namespace", g.namespace_}};
+  if (!g.uid.empty()) meta["uid"] = g.uid;
+  nlohmann::json body = {{"apiVersion", StrCat("scheduling.k8s.io/", version)},
+                         {"kind", g.kind},
+                         {"metadata", meta},
+                         {"status", {{"conditions", nlohmann::json::array({cond})}}}};
+  req.body = body.dump();
+  return req;
+}
+
+absl::Status ApiClusterWriter::UpdatePodGroupCondition(const framework::PodGroupRef& group,
+                                                       const framework::PodGroupCondition& condition) {
+  const int64_t now = WallMicros();
+  int64_t transition = now;
+  {
+    // The transition time only moves when the status changes.
+    std::lock_guard<std::mutex> lock(group_mu_);
+    auto& [status, since] = group_transitions_[StrCat(group.api_group, "/", group.kind, " ", group.namespace_, "/",
+                                                      group.name)];
+    if (status == condition.status) {
+      transition = since;
+    } else {
+      status = condition.status;
+      since = now;
+    }
+  }
+  std::optional<HttpRequest> req = PodGroupConditionRequest(group, condition, transition);
+  if (!req) return absl::OkStatus();
+  std::string key = StrCat(group.kind, " ", group.namespace_, "/", group.name);
+  Enqueue(
+      [this, req = std::move(*req), key = std::move(key)] {
+        Backoff backoff(100, 2'000);
+        for (int attempt = 0;; ++attempt) {
+          absl::StatusOr<HttpResponse> r = client_.Do(req, &stop_flag_);
+          if (r.ok() && r->status >= 200 && r->status < 300) {
+            std::lock_guard<std::mutex> lock(stats_mu_);
+            ++stats_.status_patches;
+            return;
+          }
+          if (r.ok() && r->status == 404) return;  // the group is gone
+          if (Retryable(r) && attempt < options_.status_patch_retries && !stop_flag_.load()) {
+            SleepFor(backoff.NextMillis(), &stop_flag_);
+            continue;
+          }
+          spdlog::warn("updating the scheduling condition of {}: {}", key,
+                       r.ok() ? Msg(HttpError(*r, "patch status")) : Msg(r.status()));
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          ++stats_.status_patch_failures;
+          return;
+        }
+      },
+      /*droppable=*/false);
+  return absl::OkStatus();
+}
+
 std::string ApiClusterWriter::FormatMicroTime(int64_t unix_micros) {
   time_t secs = static_cast<time_t>(unix_micros / 1'000'000);
   int64_t frac = unix_micros % 1'000'000;

@@ -5,6 +5,12 @@
 //                               on 5xx/transport errors)
 //  DeletePodForPreemption       PATCH DisruptionTarget condition, DELETE with a
 //                               UID precondition, Preempted event (sync)
+//  UpdatePodGroupCondition      native PodGroup / CompositePodGroup: server-side
+//                               apply of status.conditions[type] on /status
+//                               (fieldManager=gantry-scheduler, force; other
+//                               conditions untouched). Coscheduling PodGroup:
+//                               merge patch status.phase=Scheduling while False.
+//                               Async, retried like pods/status.
 //  RecordEvent                  events.k8s.io/v1 Event; isomorphic repeats are
 //                               folded into series.count (async, bounded queue:
 //                               events are dropped, and counted, when it is full)
@@ -18,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -66,6 +73,8 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                          const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
   absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  absl::Status UpdatePodGroupCondition(const framework::PodGroupRef& group,
+                                       const framework::PodGroupCondition& condition) override;
 
   // Waits until the async queue is empty (or the timeout passes).
   bool Flush(int64_t timeout_millis);
@@ -77,6 +86,12 @@ class ApiClusterWriter final : public framework::ClusterWriter {
                                        const std::string* nominated_node, int64_t now_micros);
   static std::string ClaimStatusPatch(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                       const std::vector<api::ResourceClaimConsumerReference>& reserved_for);
+  // The request UpdatePodGroupCondition sends, or nullopt when nothing is
+  // written (a Coscheduling group's True). `transition_micros` is the
+  // condition's lastTransitionTime.
+  static std::optional<HttpRequest> PodGroupConditionRequest(const framework::PodGroupRef& group,
+                                                             const framework::PodGroupCondition& condition,
+                                                             int64_t transition_micros);
   static std::string FormatMicroTime(int64_t unix_micros);  // 2006-01-02T15:04:05.000000Z
   static std::string FormatTime(int64_t unix_micros);       // 2006-01-02T15:04:05Z
 
@@ -108,6 +123,9 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   std::atomic<bool> stop_flag_{false};
 
   absl::flat_hash_map<std::string, Series> series_;  // worker thread only
+  // PodGroup "group/Kind ns/name" -> (last status written, its transition time).
+  std::mutex group_mu_;
+  absl::flat_hash_map<std::string, std::pair<std::string, int64_t>> group_transitions_;
 
   // A PodScheduled patch queued before the pod was bound is stale by the time
   // it runs (it would put PodScheduled=False on a bound pod): per pod UID, the

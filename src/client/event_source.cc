@@ -97,6 +97,14 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery, schedul
                         [this](P, P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
                         [this](P o) { scheduler_.OnPodGroupDelete(o->meta.Key()); }});
   }
+  if (discovery.ServesResource("scheduling.k8s.io/v1alpha3", "compositepodgroups")) {
+    using P = std::shared_ptr<const api::CompositePodGroup>;
+    Add<api::CompositePodGroup>("compositepodgroups", "/apis/scheduling.k8s.io/v1alpha3/compositepodgroups", "",
+                                "CompositePodGroup", &api::DecodeCompositePodGroup,
+                                {[this](P o) { scheduler_.OnCompositePodGroup(state::GroupInfoFrom(*o)); },
+                                 [this](P, P o) { scheduler_.OnCompositePodGroup(state::GroupInfoFrom(*o)); },
+                                 [this](P o) { scheduler_.OnCompositePodGroupDelete(o->meta.Key()); }});
+  }
   if (discovery.ServesResource("scheduling.x-k8s.io/v1alpha1", "podgroups")) {
     using P = std::shared_ptr<const api::CoschedulingPodGroup>;
     Add<api::CoschedulingPodGroup>("coschedulingpodgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "",

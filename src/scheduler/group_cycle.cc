@@ -1,14 +1,27 @@
 // The group cycle: a PodGroup's pending members are scheduled together on
-// one snapshot (design §4). Members are placed in order on an overlay of
-// the snapshot, so each sees the earlier ones; with a topology constraint
-// every domain (nodes sharing the label value) is tried and the feasible
-// placements are scored. A gang binds only when at least minCount members
-// (counting members already running) fit; otherwise nothing is assumed,
-// reserved or held, and every member goes back to the queue with a message
-// that says how many fit where.
+// one snapshot (design §4). When the PodGroup sits in a CompositePodGroup
+// tree (v1alpha3, depth <= 4), the whole tree is the unit: every pending
+// member of every leaf is gathered into the cycle.
+//
+// Placement walks the tree top-down on an overlay of the snapshot, so each
+// member sees the earlier ones. A group with a topology constraint is tried
+// in every domain (nodes sharing the label value) inside the domain chosen
+// for its parent (zone, then rack inside it); the feasible domains are
+// scored by how tightly the group fills them and the best one is kept.
+// Domains are tried in order of an upper bound on that score (the score if
+// every member fits), and the search stops once no remaining domain can beat
+// the best feasible one, which gives the exhaustive search's answer without
+// trying every domain. A leaf is satisfied when at least minCount members
+// (counting members already running) fit, a composite when at least
+// minGroupCount children are satisfied; an unsatisfied group keeps nothing.
+//
+// The tree binds only when its root is satisfied; otherwise nothing is
+// assumed, reserved or held, and every member goes back to the queue with a
+// message that says how many fit where (FailGroupCycle).
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 
 #include "gantry/util/strings.h"
 #include "src/scheduler/group_preemption.h"
@@ -25,270 +38,623 @@ int64_t NowMicros() {
       .count();
 }
 
-// One member's placement in a trial.
+// One member's placement in the current trial.
 struct MemberTrial {
   std::unique_ptr<framework::CycleState> state;
-  std::string node;  // "" when it did not fit
+  std::string node;  // "" when it did not fit (or was not tried)
   std::string failure;
 };
 
-struct Trial {
-  std::string domain;  // "key=value", "" for the unconstrained placement
-  std::vector<MemberTrial> members;
-  int32_t placed = 0;
-  int64_t score = 0;
-  std::string first_failure;
+// A group of the cycle's tree: the root, composites, and leaf PodGroups.
+struct TreeNode {
+  state::GroupInfo info;
+  std::vector<size_t> children;  // composite: indices into the tree
+  std::vector<size_t> members;   // leaf: indices into the members
+  int32_t already = 0;           // leaf: members bound or assumed earlier
+  std::vector<std::string> placed_nodes;  // leaf with topology: nodes of those members
+  int32_t need = 0;              // leaf: members still to place; composite: children to satisfy
+  framework::Resource requests;  // summed over the subtree's pending members
+  // Result of the kept placement.
+  bool satisfied = false;
+  int32_t placed = 0;  // leaf: members placed; composite: children satisfied
+  std::string domain;
 };
 
-// Default placement score: how tightly the placement fills its domain, over
-// the resources the group requests (0..100, higher is tighter).
-int64_t TightnessScore(const std::vector<framework::NodeInfo*>& nodes,
-                       const std::vector<framework::QueuedPodInfo>& members) {
-  framework::Resource wanted;
-  for (const auto& m : members) wanted.Add(m.pod_info->requests);
-  double sum = 0;
-  int count = 0;
-  auto add = [&](int64_t requested, int64_t allocatable) {
-    if (allocatable <= 0) return;
-    sum += std::min(1.0, static_cast<double>(requested) / static_cast<double>(allocatable));
-    ++count;
-  };
+// Result of placing one group.
+struct Outcome {
+  bool satisfied = false;
+  int32_t placed = 0;  // leaf: members placed (+ already); composite: children satisfied
+  std::string domain;  // "key=value" of the domain, "" when unconstrained
+  std::string failure; // why it is not satisfied (or the first member failure)
+};
+
+// The winning trial of a domain search, replayed to keep it: the outcome of
+// every group in the subtree and the node of every member (tie-breaking in
+// selectHost is random, so the trial is replayed node by node rather than
+// searched again).
+struct Replay {
+  std::vector<std::optional<Outcome>> outcome;  // per tree node
+  std::vector<std::string> node;                // per member; "" = did not fit
+  std::vector<std::string> failure;             // per member
+};
+
+using NodeList = std::vector<framework::NodeInfo*>;
+
+// Default placement score: how tightly a placement fills its domain, over the
+// resources the group requests (0..1, higher is tighter). With `add` the
+// requests are added to the nodes' current usage (the score if every member
+// fits: an upper bound, since usage only grows with placed members).
+double Tightness(const NodeList& nodes, const framework::Resource& wanted, bool add) {
   framework::Resource requested, allocatable;
   for (const framework::NodeInfo* n : nodes) {
     requested.Add(n->requested());
     allocatable.Add(n->allocatable());
   }
-  if (wanted.milli_cpu > 0) add(requested.milli_cpu, allocatable.milli_cpu);
-  if (wanted.memory > 0) add(requested.memory, allocatable.memory);
+  if (add) requested.Add(wanted);
+  double sum = 0;
+  int count = 0;
+  auto ratio = [&](int64_t r, int64_t a) {
+    if (a <= 0) return;
+    sum += std::min(1.0, static_cast<double>(r) / static_cast<double>(a));
+    ++count;
+  };
+  if (wanted.milli_cpu > 0) ratio(requested.milli_cpu, allocatable.milli_cpu);
+  if (wanted.memory > 0) ratio(requested.memory, allocatable.memory);
   for (const api::ResourceAmount& a : wanted.scalar) {
-    if (a.value > 0) add(requested.Get(a.name), allocatable.Get(a.name));
+    if (a.value > 0) ratio(requested.Get(a.name), allocatable.Get(a.name));
   }
-  if (count == 0) return 0;
-  return static_cast<int64_t>(100.0 * sum / count);
+  return count == 0 ? 0 : sum / count;
 }
+
+// Splits `nodes` by the value of label `key` (domains in value order);
+// unlabelled nodes belong to no domain.
+std::vector<std::pair<std::string, NodeList>> SplitDomains(const NodeList& nodes, api::Symbol key) {
+  std::map<std::string_view, NodeList> by_value;
+  for (framework::NodeInfo* n : nodes) {
+    if (auto v = api::FindLabel(n->node()->meta.labels, key)) by_value[v->view()].push_back(n);
+  }
+  std::vector<std::pair<std::string, NodeList>> out;
+  out.reserve(by_value.size());
+  for (auto& [value, list] : by_value) out.emplace_back(gantry::StrCat(key.view(), "=", value), std::move(list));
+  return out;
+}
+
+std::string GroupNoun(const state::GroupInfo& g) {
+  return gantry::StrCat(g.composite ? "composite pod group " : "pod group ", g.key);
+}
+
+// Places the tree's members on the snapshot overlay. Every trial runs the
+// members' Reserve plugins and adds them to their snapshot NodeInfos;
+// RollbackTo undoes both, last member first.
+class Placer {
+ public:
+  Placer(framework::PodScheduler& algorithm, framework::Framework& fw, state::Snapshot& snapshot,
+         const std::vector<framework::QueuedPodInfo>& members, std::vector<TreeNode>& tree)
+      : algorithm_(algorithm), fw_(fw), snapshot_(snapshot), members_(members), tree_(tree) {
+    slots_.resize(members.size());
+  }
+
+  // Places group `n` within `nodes`, choosing its topology domain. When the
+  // outcome is satisfied the placement stays applied; otherwise nothing does.
+  Outcome Place(size_t n, const NodeList& nodes) {
+    TreeNode& t = tree_[n];
+    if (replay_ != nullptr) {
+      // Replaying a winning trial: no search; unsatisfied groups stay out.
+      const Outcome& o = *replay_->outcome[n];
+      if (!o.satisfied) return Record(n, o);
+      return Record(n, PlaceIn(n, nodes, o.domain));
+    }
+    if (t.info.topology_key.empty()) return Record(n, PlaceIn(n, nodes, ""));
+    std::vector<std::pair<std::string, NodeList>> domains = SplitDomains(nodes, t.info.topology_key);
+    if (!t.placed_nodes.empty()) {
+      // Members already run: only their domain is a candidate.
+      std::set<std::string> values;
+      for (const std::string& name : t.placed_nodes) {
+        const framework::NodeInfo* ni = snapshot_.Get(name);
+        std::optional<api::Symbol> v =
+            ni == nullptr ? std::nullopt : api::FindLabel(ni->node()->meta.labels, t.info.topology_key);
+        values.insert(v ? gantry::StrCat(t.info.topology_key.view(), "=", v->view()) : "");
+      }
+      if (values.size() != 1 || values.begin()->empty()) {
+        return Record(n, Outcome{false, t.already, "",
+                                 gantry::StrCat(GroupNoun(t.info), ": its running members are not in one ",
+                                                t.info.topology_key.view(), " domain")});
+      }
+      std::erase_if(domains, [&](const auto& d) { return d.first != *values.begin(); });
+      if (domains.empty()) {
+        return Record(n, Outcome{false, t.already, *values.begin(),
+                                 gantry::StrCat(GroupNoun(t.info), ": its running members' domain ", *values.begin(),
+                                                " is outside the parent's domain")});
+      }
+    }
+    if (domains.empty()) {
+      return Record(n, Outcome{false, 0, "",
+                               gantry::StrCat(GroupNoun(t.info), ": no node", nodes.size() == snapshot_.NodeInfos().size() ? "" : " in the parent's domain",
+                                              " has the topology label ", t.info.topology_key.view())});
+    }
+    if (domains.size() == 1) return Record(n, PlaceIn(n, domains[0].second, domains[0].first));
+
+    std::vector<double> bound(domains.size());
+    std::vector<size_t> order(domains.size());
+    for (size_t i = 0; i < domains.size(); ++i) {
+      bound[i] = Tightness(domains[i].second, t.requests, /*add=*/true);
+      order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bound[a] > bound[b]; });
+    std::optional<size_t> best;
+    double best_score = 0;
+    Replay winner;
+    std::optional<Outcome> most;  // the unsatisfied trial that placed most, for the message
+    for (size_t i : order) {
+      if (best && bound[i] <= best_score) break;  // no remaining domain can beat the best
+      const size_t mark = applied_.size();
+      Outcome o = PlaceIn(n, domains[i].second, domains[i].first);
+      if (o.satisfied) {
+        const double score = Tightness(domains[i].second, t.requests, /*add=*/false);
+        if (!best || score > best_score) {
+          best = i;
+          best_score = score;
+          winner = Capture(n, o);
+        }
+        RollbackTo(mark);
+      } else if (!most || o.placed > most->placed) {
+        most = std::move(o);
+      }
+    }
+    if (!best) return Record(n, std::move(*most));
+    // Replay the winner and keep it (the overlay is as it was for the trial).
+    const Replay* saved = replay_;
+    replay_ = &winner;
+    Outcome o = PlaceIn(n, domains[*best].second, domains[*best].first);
+    replay_ = saved;
+    return Record(n, std::move(o));
+  }
+
+  // Removes every kept member from the overlay; their reservations stay
+  // (the commit assumes them in the cache instead).
+  void ReleaseOverlay() {
+    for (size_t i = applied_.size(); i-- > 0;) {
+      const size_t m = applied_[i];
+      if (framework::NodeInfo* host = snapshot_.GetMutable(slots_[m].node)) {
+        host->RemovePod(members_[m].pod_info->uid());
+      }
+    }
+  }
+
+  const std::vector<size_t>& applied() const { return applied_; }
+  std::vector<MemberTrial>& slots() { return slots_; }
+
+ private:
+  // The current trial of group `n` (outcome `o`) and its subtree.
+  Replay Capture(size_t n, const Outcome& o) {
+    Replay r;
+    r.outcome.resize(tree_.size());
+    r.node.resize(slots_.size());
+    r.failure.resize(slots_.size());
+    r.outcome[n] = o;
+    std::vector<size_t> stack = {n};
+    while (!stack.empty()) {
+      const size_t x = stack.back();
+      stack.pop_back();
+      if (x != n) r.outcome[x] = last_[x];
+      for (size_t c : tree_[x].children) stack.push_back(c);
+      for (size_t m : tree_[x].members) {
+        r.node[m] = slots_[m].node;
+        r.failure[m] = slots_[m].failure;
+      }
+    }
+    return r;
+  }
+
+  Outcome Record(size_t n, Outcome o) {
+    TreeNode& t = tree_[n];
+    last_[n] = o;
+    t.satisfied = o.satisfied;
+    t.domain = o.domain;
+    t.placed = t.info.composite ? o.placed : o.placed - t.already;
+    return o;
+  }
+
+  void RollbackTo(size_t mark) {
+    while (applied_.size() > mark) {
+      const size_t m = applied_.back();
+      applied_.pop_back();
+      MemberTrial& mt = slots_[m];
+      fw_.RunUnreservePlugins(*mt.state, *members_[m].pod_info, mt.node);
+      if (framework::NodeInfo* host = snapshot_.GetMutable(mt.node)) host->RemovePod(members_[m].pod_info->uid());
+      mt.node.clear();
+    }
+  }
+
+  // Places group `n` within `nodes` (one domain, already chosen).
+  Outcome PlaceIn(size_t n, const NodeList& nodes, const std::string& domain) {
+    TreeNode& t = tree_[n];
+    const size_t mark = applied_.size();
+    const std::string where = domain.empty() ? "" : gantry::StrCat(" in ", domain);
+    Outcome o;
+    o.domain = domain;
+    if (t.info.composite) {
+      int32_t satisfied = 0;
+      size_t remaining = t.children.size();
+      std::string first_failure;
+      for (size_t c : t.children) {
+        // Early abort: the quorum of children is out of reach.
+        if (satisfied + static_cast<int32_t>(remaining) < t.need) break;
+        --remaining;
+        Outcome co = Place(c, nodes);
+        if (co.satisfied) {
+          ++satisfied;
+        } else if (first_failure.empty()) {
+          first_failure = co.failure;
+        }
+      }
+      o.placed = satisfied;
+      o.satisfied = satisfied >= t.need;
+      if (!o.satisfied) {
+        o.failure = gantry::StrCat(GroupNoun(t.info), ": ", satisfied, " of minGroupCount ", t.need,
+                                   " child groups fit", where, "; ", first_failure);
+      }
+    } else {
+      const int32_t total = static_cast<int32_t>(t.members.size());
+      int32_t failed = 0, placed = 0;
+      std::string first_failure;
+      for (size_t m : t.members) {
+        MemberTrial& mt = slots_[m];
+        mt.node.clear();
+        mt.failure.clear();
+        // Early abort: quorum is out of reach, the rest need not be tried.
+        if (total - failed < t.need) {
+          mt.failure = "not tried: the group's quorum was already out of reach";
+          continue;
+        }
+        NodeList only;  // replay: the member's node in the winning trial
+        if (replay_ != nullptr) {
+          framework::NodeInfo* host =
+              replay_->node[m].empty() ? nullptr : snapshot_.GetMutable(replay_->node[m]);
+          if (host == nullptr) {
+            mt.failure = replay_->failure[m];
+            ++failed;
+            if (first_failure.empty()) first_failure = mt.failure;
+            continue;
+          }
+          only.push_back(host);
+        }
+        mt.state = std::make_unique<framework::CycleState>();
+        const framework::PodInfo& pod = *members_[m].pod_info;
+        framework::ScheduleResult result;
+        framework::FitError fit;
+        Status st = algorithm_.Schedule(fw_, *mt.state, pod, snapshot_, &result, &fit,
+                                        replay_ != nullptr ? &only : &nodes);
+        if (st.IsSuccess()) {
+          framework::NodeInfo* host = snapshot_.GetMutable(result.suggested_host);
+          Status rs = fw_.RunReservePlugins(*mt.state, pod, result.suggested_host);
+          if (rs.IsSuccess() && host != nullptr) {
+            host->AddPod(members_[m].pod_info);
+            mt.node = result.suggested_host;
+            applied_.push_back(m);
+            ++placed;
+            continue;
+          }
+          fw_.RunUnreservePlugins(*mt.state, pod, result.suggested_host);
+          mt.failure = rs.Message();
+        } else {
+          mt.failure = st.IsRejected() ? fit.Message() : st.Message();
+        }
+        ++failed;
+        if (first_failure.empty()) first_failure = mt.failure;
+      }
+      o.placed = placed + t.already;
+      o.satisfied = placed >= t.need;
+      if (!o.satisfied) {
+        o.failure = gantry::StrCat(GroupNoun(t.info), ": ", o.placed, " of minCount ", t.info.min_count,
+                                   " members fit", domain.empty() ? "" : gantry::StrCat(" (best domain ", domain, ")"),
+                                   "; ", first_failure);
+      } else {
+        o.failure = first_failure;
+      }
+    }
+    if (!o.satisfied) RollbackTo(mark);
+    return o;
+  }
+
+  framework::PodScheduler& algorithm_;
+  framework::Framework& fw_;
+  state::Snapshot& snapshot_;
+  const std::vector<framework::QueuedPodInfo>& members_;
+  std::vector<TreeNode>& tree_;
+  std::vector<MemberTrial> slots_;
+  std::vector<size_t> applied_;  // members on the overlay, in placement order
+  std::vector<Outcome> last_ = std::vector<Outcome>(tree_.size());  // last recorded outcome per group
+  const Replay* replay_ = nullptr;  // set while a winning trial is replayed
+};
 
 }  // namespace
 
 void Scheduler::FailGroupMember(framework::Framework* fw, framework::QueuedPodInfo qpi,
-                                const std::string& message, int64_t duration_micros, int64_t cycle) {
+                                const std::string& message, int64_t duration_micros, int64_t cycle,
+                                bool scheduler_error) {
   // A group waits for any cluster change (members arriving, capacity freed):
   // "GangScheduling" registers no events, so the queue wakes it on all.
-  HandleFailure(fw, std::move(qpi), Status(framework::Code::kUnschedulable, message).WithPlugin("GangScheduling"),
+  HandleFailure(fw, std::move(qpi),
+                Status(scheduler_error ? framework::Code::kError : framework::Code::kUnschedulable, message)
+                    .WithPlugin("GangScheduling"),
                 nullptr, "", duration_micros, cycle);
+}
+
+void Scheduler::FailGroupCycle(framework::Framework* fw, std::vector<framework::QueuedPodInfo> members,
+                               const std::vector<state::GroupInfo>& groups, const GroupFailure& failure,
+                               int64_t cycle, int64_t start_micros) {
+  const int64_t duration = NowMicros() - start_micros;
+  const bool error = failure.reason == "SchedulerError";
+  for (framework::QueuedPodInfo& m : members) FailGroupMember(fw, std::move(m), failure.message, duration, cycle, error);
+  for (const state::GroupInfo& g : groups) {
+    if (!group_status_.IsScheduled(g.key)) group_status_.Failed(g, failure.reason, failure.message);
+  }
+  NotifyGroup(
+      GroupOutcome{failure.key, false, failure.placed, failure.min_count, failure.domain, failure.message, duration});
 }
 
 void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string& key,
                               const std::optional<state::GroupInfo>& group, framework::Framework* fw,
                               int64_t cycle, int64_t start_micros) {
-  const std::string ns(first.pod_info->p().meta.namespace_.view());
-  // Gather the group's other pending members into this cycle.
   std::vector<framework::QueuedPodInfo> members;
   members.push_back(std::move(first));
-  for (framework::QueuedPodInfo& m : queue_->PopMatching(
-           [&](const framework::PodInfo& p) { return state::GroupKeyOf(p.p()) == key; })) {
-    members.push_back(std::move(m));
-  }
-  std::stable_sort(members.begin() + 1, members.end(), [](const auto& a, const auto& b) {
-    return a.pod_info->priority > b.pod_info->priority;
-  });
-
-  auto fail_all = [&](const std::string& message, const std::string& domain, int32_t placed, int32_t min) {
-    const int64_t duration = NowMicros() - start_micros;
-    for (framework::QueuedPodInfo& m : members) FailGroupMember(fw, std::move(m), message, duration, cycle);
-    NotifyGroup(GroupOutcome{key, false, placed, min, domain, message, duration});
+  auto fail = [&](std::vector<state::GroupInfo> groups, GroupFailure failure) {
+    FailGroupCycle(fw, std::move(members), groups, failure, cycle, start_micros);
   };
 
   if (!group) {
-    fail_all(gantry::StrCat("pod group ", key, " does not exist yet; its members wait for it"), "", 0, 0);
+    for (framework::QueuedPodInfo& m :
+         queue_->PopMatching([&](const framework::PodInfo& p) { return state::InGroup(p.p(), key); })) {
+      members.push_back(std::move(m));
+    }
+    fail({}, GroupFailure{key, "Unschedulable",
+                          gantry::StrCat("pod group ", key, " does not exist yet; its members wait for it"), "",
+                          0, 0});
     return;
   }
+
+  // The tree: walk up to the root CompositePodGroup, then down to every leaf.
+  std::vector<TreeNode> tree;
+  std::string invalid;
+  std::string root_key;
+  std::optional<state::GroupInfo> root = group;
+  {
+    std::set<std::string> seen = {group->key};
+    size_t depth = 1;
+    while (!root->parent.empty()) {
+      std::optional<state::GroupInfo> parent = state_.FindCompositeGroup(root->parent);
+      if (!parent) {
+        invalid = gantry::StrCat("pod group ", key, " waits for its CompositePodGroup ", root->parent);
+        break;
+      }
+      if (!seen.insert("c:" + parent->key).second || ++depth > api::kWorkloadMaxTreeDepth) {
+        invalid = gantry::StrCat("pod group ", key, " is in an invalid CompositePodGroup tree: ",
+                                 depth > api::kWorkloadMaxTreeDepth ? "deeper than 4 levels" : "a cycle", " at ",
+                                 parent->key);
+        break;
+      }
+      root = std::move(parent);
+    }
+  }
+  // Builds the subtree of `g` (depth counted from the root, 1-based).
+  std::function<size_t(state::GroupInfo, size_t)> build = [&](state::GroupInfo g, size_t depth) -> size_t {
+    const size_t idx = tree.size();
+    tree.push_back(TreeNode{});
+    tree[idx].info = std::move(g);
+    if (!tree[idx].info.composite) return idx;
+    if (depth >= api::kWorkloadMaxTreeDepth) {
+      if (invalid.empty()) {
+        invalid = gantry::StrCat("composite pod group ", tree[idx].info.key,
+                                 " has children below the maximum tree depth of 4");
+      }
+      return idx;
+    }
+    for (state::GroupInfo& c : state_.ChildGroups(tree[idx].info.key)) {
+      const size_t child = build(std::move(c), depth + 1);
+      tree[idx].children.push_back(child);
+    }
+    return idx;
+  };
+  if (invalid.empty()) build(*root, 1);
+  root_key = root->key;
+
+  // Gather every pending member of the tree's leaves into this cycle.
+  absl::flat_hash_map<std::string, size_t> leaf_of;
+  for (size_t i = 0; i < tree.size(); ++i) {
+    if (!tree[i].info.composite) leaf_of[tree[i].info.key] = i;
+  }
+  if (tree.size() <= 1) {
+    for (framework::QueuedPodInfo& m :
+         queue_->PopMatching([&](const framework::PodInfo& p) { return state::InGroup(p.p(), key); })) {
+      members.push_back(std::move(m));
+    }
+  } else {
+    for (framework::QueuedPodInfo& m : queue_->PopMatching(
+             [&](const framework::PodInfo& p) { return leaf_of.contains(state::GroupKeyOf(p.p())); })) {
+      members.push_back(std::move(m));
+    }
+  }
+  std::vector<state::GroupInfo> infos;
+  for (const TreeNode& t : tree) infos.push_back(t.info);
+  if (infos.empty()) infos.push_back(*group);
+  if (!invalid.empty()) {
+    // Not transient: waits (as unschedulable) for the tree's objects to change.
+    fail(infos, GroupFailure{key, "Unschedulable", invalid, "", 0, group->min_count});
+    return;
+  }
+
   // All members must be served by one scheduler: ours, and one profile.
   std::string foreign;
   {
     std::lock_guard<std::mutex> lock(foreign_mu_);
-    auto it = foreign_group_schedulers_.find(key);
-    if (it != foreign_group_schedulers_.end()) {
+    for (const auto& [leaf, idx] : leaf_of) {
+      auto it = foreign_group_schedulers_.find(leaf);
+      if (it == foreign_group_schedulers_.end()) continue;
       for (const std::string& n : it->second) foreign += ", " + n;
     }
   }
-  if (!foreign.empty()) {
-    fail_all(gantry::StrCat("pod group ", key, " is rejected: its members use different schedulerNames (",
-                            members.front().pod_info->p().scheduler_name.view(), foreign,
-                            "); all members must use one"),
-             "", 0, group ? group->min_count : 0);
-    return;
-  }
-  // All members must be served by the same profile.
-  for (const framework::QueuedPodInfo& m : members) {
-    if (m.pod_info->p().scheduler_name != members.front().pod_info->p().scheduler_name) {
-      fail_all(gantry::StrCat("pod group ", key, " is rejected: its members use different schedulerNames (",
-                              members.front().pod_info->p().scheduler_name.view(), ", ",
-                              m.pod_info->p().scheduler_name.view(), "); all members must use one"),
-               "", 0, group->min_count);
-      return;
+  if (foreign.empty()) {
+    for (const framework::QueuedPodInfo& m : members) {
+      if (m.pod_info->p().scheduler_name != members.front().pod_info->p().scheduler_name) {
+        foreign = gantry::StrCat(", ", m.pod_info->p().scheduler_name.view());
+        break;
+      }
     }
   }
+  if (!foreign.empty()) {
+    fail(infos, GroupFailure{root_key, "Unschedulable",
+                             gantry::StrCat(GroupNoun(*root), " is rejected: its members use different schedulerNames (",
+                                            members.front().pod_info->p().scheduler_name.view(), foreign,
+                                            "); all members must use one"),
+                             "", 0, root->min_count});
+    return;
+  }
 
-  const int32_t already = state_.PlacedMembers(key);
-  const int32_t min_count = group->gang ? group->min_count : 1;
-  const int32_t need = std::max(0, min_count - already);
-  if (static_cast<int32_t>(members.size()) < need) {
-    fail_all(gantry::StrCat("pod group ", key, ": ", members.size() + static_cast<size_t>(already), " of minCount ",
-                            min_count, " members exist; waiting for the rest"),
-             "", 0, min_count);
+  // Members per leaf, quorum still needed, readiness bottom-up.
+  for (size_t i = 0; i < members.size(); ++i) {
+    auto it = leaf_of.find(state::GroupKeyOf(members[i].pod_info->p()));
+    if (it == leaf_of.end()) continue;  // cannot happen: gathered by leaf key
+    tree[it->second].members.push_back(i);
+  }
+  std::string not_ready;
+  // Returns whether node `n` is ready; fills need and requests.
+  std::function<bool(size_t)> ready = [&](size_t n) -> bool {
+    TreeNode& t = tree[n];
+    if (!t.info.composite) {
+      t.already = state_.PlacedMembers(t.info.key);
+      if (t.already > 0 && !t.info.topology_key.empty()) t.placed_nodes = state_.PlacedMemberNodes(t.info.key);
+      const int32_t min = t.info.gang ? t.info.min_count : 1;
+      t.need = std::max(0, min - t.already);
+      for (size_t m : t.members) t.requests.Add(members[m].pod_info->requests);
+      const int32_t have = static_cast<int32_t>(t.members.size()) + t.already;
+      if (have >= min) return true;
+      if (not_ready.empty()) {
+        not_ready = gantry::StrCat("pod group ", t.info.key, ": ", have, " of minCount ", min,
+                                   " members exist; waiting for the rest");
+      }
+      return false;
+    }
+    int32_t ready_children = 0;
+    for (size_t c : t.children) {
+      ready_children += ready(c) ? 1 : 0;
+      t.requests.Add(tree[c].requests);
+    }
+    t.need = t.info.gang ? t.info.min_count : 1;
+    if (ready_children >= t.need) return true;
+    not_ready = gantry::StrCat("composite pod group ", t.info.key, ": ", ready_children, " of minGroupCount ", t.need,
+                               " child groups are ready", not_ready.empty() ? "" : "; ", not_ready);
+    return false;
+  };
+  if (!ready(0)) {
+    fail(infos, GroupFailure{root_key, "Unschedulable", not_ready, "", 0, root->min_count});
     return;
   }
 
   state_.UpdateSnapshot(&snapshot_);
   fw->SetSnapshot(&snapshot_);
-
-  // Candidate placements: one per topology domain, or the whole cluster.
-  std::vector<std::pair<std::string, std::vector<framework::NodeInfo*>>> domains;
-  if (group->topology_key.empty()) {
-    domains.emplace_back("", snapshot_.NodeInfos());
-  } else {
-    std::map<std::string, std::vector<framework::NodeInfo*>> by_value;
-    for (framework::NodeInfo* n : snapshot_.NodeInfos()) {
-      if (auto v = api::FindLabel(n->node()->meta.labels, group->topology_key)) {
-        by_value[v->str()].push_back(n);
-      }
-    }
-    for (auto& [value, nodes] : by_value) {
-      domains.emplace_back(gantry::StrCat(group->topology_key.view(), "=", value), std::move(nodes));
-    }
-  }
-  if (domains.empty()) {
-    fail_all(gantry::StrCat("pod group ", key, ": no node has the topology label ", group->topology_key.view()),
-             "", 0, min_count);
-    return;
-  }
-
-  // Tries the members on one domain on the snapshot overlay, then rolls back.
-  auto try_domain = [&](const std::string& name, const std::vector<framework::NodeInfo*>& nodes) {
-    Trial trial;
-    trial.domain = name;
-    const int32_t total = static_cast<int32_t>(members.size());
-    int32_t failed = 0;
-    for (const framework::QueuedPodInfo& m : members) {
-      MemberTrial mt;
-      mt.state = std::make_unique<framework::CycleState>();
-      // Once quorum is out of reach, the rest need not be tried.
-      if (total - failed < need) {
-        trial.members.push_back(std::move(mt));
-        continue;
-      }
-      framework::ScheduleResult result;
-      framework::FitError fit;
-      Status st = algorithm_->Schedule(*fw, *mt.state, *m.pod_info, snapshot_, &result, &fit, &nodes);
-      if (st.IsSuccess()) {
-        framework::NodeInfo* host = snapshot_.GetMutable(result.suggested_host);
-        Status rs = fw->RunReservePlugins(*mt.state, *m.pod_info, result.suggested_host);
-        if (rs.IsSuccess() && host != nullptr) {
-          host->AddPod(m.pod_info);
-          mt.node = result.suggested_host;
-          trial.placed++;
-        } else {
-          fw->RunUnreservePlugins(*mt.state, *m.pod_info, result.suggested_host);
-          mt.failure = rs.Message();
-        }
-      } else {
-        mt.failure = st.IsRejected() ? fit.Message() : st.Message();
-      }
-      if (mt.node.empty()) {
-        ++failed;
-        if (trial.first_failure.empty()) trial.first_failure = mt.failure;
-      }
-      trial.members.push_back(std::move(mt));
-    }
-    if (trial.placed >= need) trial.score = TightnessScore(nodes, members);
-    // Roll back the overlay and the reservations, last member first.
-    for (size_t i = trial.members.size(); i-- > 0;) {
-      MemberTrial& mt = trial.members[i];
-      if (mt.node.empty()) continue;
-      fw->RunUnreservePlugins(*mt.state, *members[i].pod_info, mt.node);
-      if (framework::NodeInfo* host = snapshot_.GetMutable(mt.node)) host->RemovePod(members[i].pod_info->uid());
-    }
-    return trial;
-  };
-
-  std::optional<Trial> best;
-  Trial most_placed;
+  Placer placer(*algorithm_, *fw, snapshot_, members, tree);
+  Outcome outcome;
   {
     // Room nominated to other preemptors of >= priority stays theirs (group_preemption.h).
     NominatedRoom room(snapshot_, *queue_, members.front().pod_info->priority, [&](const framework::PodInfo& p) {
-      return state::GroupKeyOf(p.p()) == key || state_.NodeOf(p.uid()).has_value();
+      return (tree.size() <= 1 ? state::InGroup(p.p(), key) : leaf_of.contains(state::GroupKeyOf(p.p()))) ||
+             state_.NodeOf(p.uid()).has_value();
     });
-    for (const auto& [name, nodes] : domains) {
-      Trial t = try_domain(name, nodes);
-      if (t.placed >= need) {
-        if (!best || t.score > best->score) best = std::move(t);
-      } else if (t.placed >= most_placed.placed) {
-        if (most_placed.members.empty() || t.placed > most_placed.placed) most_placed = std::move(t);
-      }
-    }
+    outcome = placer.Place(0, snapshot_.NodeInfos());
+    if (outcome.satisfied) placer.ReleaseOverlay();  // before the room goes: the snapshot is restored in order
   }
-
-  if (!best) {
-    // Workload-aware preemption (src/scheduler/group_preemption.cc): on
-    // success it has nominated and requeued the members itself.
-    std::string preemption_note;
-    if (PreemptForGroup(key, *group, members, need, domains, fw, cycle, start_micros, &preemption_note)) return;
-    std::string where = most_placed.domain.empty() ? "" : gantry::StrCat(" (best domain ", most_placed.domain, ")");
-    fail_all(gantry::StrCat("pod group ", key, ": ", most_placed.placed + already, " of minCount ", min_count,
-                            " members fit", where, "; ", most_placed.first_failure,
-                            preemption_note.empty() ? "" : " ", preemption_note),
-             most_placed.domain, most_placed.placed, min_count);
+  if (!outcome.satisfied) {
+    if (tree.size() == 1) {
+      // Workload-aware preemption (src/scheduler/group_preemption.cc) for a
+      // single PodGroup: on success it has nominated and requeued the members.
+      Domains domains;
+      if (group->topology_key.empty()) {
+        domains.emplace_back("", snapshot_.NodeInfos());
+      } else {
+        domains = SplitDomains(snapshot_.NodeInfos(), group->topology_key);
+      }
+      std::string note;
+      if (PreemptForGroup(key, *group, members, tree[0].need, domains, fw, cycle, start_micros, &note)) {
+        group_status_.Failed(*group, "Unschedulable", gantry::StrCat(outcome.failure, "; preempting for the group"));
+        return;
+      }
+      if (!note.empty()) outcome.failure = gantry::StrCat(outcome.failure, " ", note);
+    }
+    fail(infos, GroupFailure{root_key, "Unschedulable", outcome.failure, outcome.domain,
+                             tree[0].info.composite ? outcome.placed : tree[0].placed, root->min_count});
     return;
   }
 
-  // Commit the winning placement: assume, reserve and bind the placed
-  // members; members beyond quorum that did not fit wait in the queue.
+  // Commit: the kept placement has left the overlay and is assumed in the
+  // cache; its reservations carry over. Any failure undoes the whole tree.
+  std::vector<MemberTrial>& slots = placer.slots();
   std::vector<size_t> committed;
-  bool broken = false;
-  for (size_t i = 0; i < members.size(); ++i) {
-    MemberTrial& mt = best->members[i];
-    if (mt.node.empty()) continue;
-    const framework::PodInfo& pod = *members[i].pod_info;
-    if (!state_.Assume(members[i].pod_info, mt.node).ok()) {
-      broken = true;
-      break;
-    }
-    Status rs = fw->RunReservePlugins(*mt.state, pod, mt.node);
-    if (rs.IsSuccess()) rs = fw->RunPermitPlugins(*mt.state, pod, mt.node);
-    if (!rs.IsSuccess()) {
+  std::string broken;
+  for (size_t m : placer.applied()) {
+    MemberTrial& mt = slots[m];
+    const framework::PodInfo& pod = *members[m].pod_info;
+    if (absl::Status as = state_.Assume(members[m].pod_info, mt.node); !as.ok()) {
+      fw->RunUnreservePlugins(*mt.state, pod, mt.node);
+      broken = std::string(as.message());
+    } else if (Status ps = fw->RunPermitPlugins(*mt.state, pod, mt.node); !ps.IsSuccess()) {
       fw->RunUnreservePlugins(*mt.state, pod, mt.node);
       (void)state_.Forget(pod.uid());
-      mt.failure = rs.Message();
-      mt.node.clear();
+      broken = ps.Message();
+    } else {
+      committed.push_back(m);
       continue;
     }
-    committed.push_back(i);
-  }
-  if (broken || static_cast<int32_t>(committed.size()) < need) {
-    for (size_t i : committed) {
-      fw->RunUnreservePlugins(*best->members[i].state, *members[i].pod_info, best->members[i].node);
-      (void)state_.Forget(members[i].pod_info->uid());
+    // Undo everything else of the placement (committed and not yet tried).
+    for (size_t c : committed) {
+      fw->RunUnreservePlugins(*slots[c].state, *members[c].pod_info, slots[c].node);
+      (void)state_.Forget(members[c].pod_info->uid());
     }
-    fail_all(gantry::StrCat("pod group ", key, ": the placement in ", best->domain.empty() ? "the cluster" : best->domain,
-                            " could not be reserved; retrying"),
-             best->domain, 0, min_count);
+    bool after = false;
+    for (size_t r : placer.applied()) {
+      if (after) fw->RunUnreservePlugins(*slots[r].state, *members[r].pod_info, slots[r].node);
+      after = after || r == m;
+    }
+    break;
+  }
+  if (!broken.empty()) {
+    fail(infos, GroupFailure{root_key, "SchedulerError",
+                             gantry::StrCat(GroupNoun(*root), ": the placement",
+                                            outcome.domain.empty() ? "" : " in " + outcome.domain,
+                                            " could not be reserved (", broken, "); retrying"),
+                             outcome.domain, 0, root->min_count});
     return;
   }
 
   const int64_t duration = NowMicros() - start_micros;
-  const int32_t placed = static_cast<int32_t>(committed.size());
-  for (size_t i = 0; i < members.size(); ++i) {
-    MemberTrial& mt = best->members[i];
+  for (size_t m = 0; m < members.size(); ++m) {
+    MemberTrial& mt = slots[m];
     if (mt.node.empty()) {
-      FailGroupMember(fw, std::move(members[i]),
-                      gantry::StrCat("pod group ", key, " is scheduled (", placed + already,
-                                     " members); this member did not fit: ", mt.failure),
-                      duration, cycle);
+      const state::GroupInfo& leaf = tree[leaf_of[state::GroupKeyOf(members[m].pod_info->p())]].info;
+      FailGroupMember(fw, std::move(members[m]),
+                      gantry::StrCat(GroupNoun(*root), " is scheduled (", committed.size(),
+                                     " members placed in this cycle); this member of ", leaf.key,
+                                     " did not fit: ", mt.failure),
+                      duration, cycle, false);
       continue;
     }
-    StartBinding(BindTask{std::move(members[i]), fw, std::move(mt.state), mt.node, duration});
+    StartBinding(BindTask{std::move(members[m]), fw, std::move(mt.state), mt.node, duration});
   }
-  NotifyGroup(GroupOutcome{key, true, placed, min_count, best->domain, "", duration});
+  for (const TreeNode& t : tree) {
+    const std::string where = t.domain.empty() ? "" : gantry::StrCat(" in ", t.domain);
+    if (t.satisfied) {
+      group_status_.Scheduled(
+          t.info, t.info.composite
+                      ? gantry::StrCat(t.placed, " of ", t.children.size(), " child groups scheduled", where)
+                      : gantry::StrCat(t.placed + t.already, " members scheduled (minCount ", t.info.min_count, ")",
+                                       where));
+    } else if (!group_status_.IsScheduled(t.info.key)) {
+      group_status_.Failed(t.info, "Unschedulable",
+                           gantry::StrCat(GroupNoun(t.info), " did not fit while ", GroupNoun(*root),
+                                          " was scheduled; it is retried on its own quorum"));
+    }
+    NotifyGroup(GroupOutcome{t.info.key, t.satisfied, t.placed, t.info.min_count, t.domain, "", duration});
+  }
 }
 
 }  // namespace gantry::scheduler

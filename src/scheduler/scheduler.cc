@@ -206,7 +206,22 @@ void Scheduler::OnPodGroup(state::GroupInfo group) {
       nullptr, nullptr);
 }
 
-void Scheduler::OnPodGroupDelete(std::string_view key) { state_.RemoveGroup(key); }
+void Scheduler::OnPodGroupDelete(std::string_view key) {
+  state_.RemoveGroup(key);
+  group_status_.Forget(key);
+}
+
+void Scheduler::OnCompositePodGroup(state::GroupInfo group) {
+  state_.SetCompositeGroup(std::move(group));
+  queue_->MoveAllToActiveOrBackoffQueue(
+      ClusterEvent{EventResource::kPodGroup, framework::kAdd | framework::kUpdateOther, "CompositePodGroupChange"},
+      nullptr, nullptr);
+}
+
+void Scheduler::OnCompositePodGroupDelete(std::string_view key) {
+  state_.RemoveCompositeGroup(key);
+  group_status_.Forget(key);
+}
 
 // ---- The loop -----------------------------------------------------------------
 

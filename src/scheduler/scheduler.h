@@ -26,6 +26,7 @@
 #include "src/framework/framework.h"
 #include "src/framework/schedule_pod.h"
 #include "src/queue/scheduling_queue.h"
+#include "src/scheduler/group_status.h"
 #include "src/state/cluster_state.h"
 #include "src/state/dra_state.h"
 #include "src/state/snapshot.h"
@@ -99,6 +100,9 @@ class Scheduler {
   // PodGroups (native or scheduler-plugins); members waiting for them retry.
   void OnPodGroup(state::GroupInfo group);
   void OnPodGroupDelete(std::string_view key);
+  // v1alpha3 CompositePodGroups (group trees); members of the tree retry.
+  void OnCompositePodGroup(state::GroupInfo group);
+  void OnCompositePodGroupDelete(std::string_view key);
   // DRA objects (src/scheduler/dra_events.cc): update dra() and requeue.
   // `old_obj` may be null for adds.
   void OnResourceSlice(std::shared_ptr<const api::ResourceSlice> old_obj,
@@ -151,8 +155,28 @@ class Scheduler {
                      const std::optional<state::GroupInfo>& group, framework::Framework* fw,
                      int64_t cycle, int64_t start_micros);
   // Fails one member of a group cycle (event, condition, requeue, observer).
+  // `scheduler_error`: an infrastructure failure rather than a verdict.
   void FailGroupMember(framework::Framework* fw, framework::QueuedPodInfo qpi, const std::string& message,
-                       int64_t duration_micros, int64_t cycle);
+                       int64_t duration_micros, int64_t cycle, bool scheduler_error = false);
+  // Why a group cycle failed.
+  struct GroupFailure {
+    std::string key;                      // the cycle's root group ("namespace/name")
+    std::string reason = "Unschedulable"; // or "SchedulerError"
+    std::string message;                  // how many members fit where, and why not
+    std::string domain;                   // best topology domain tried, "" if none
+    int32_t placed = 0;
+    int32_t min_count = 0;
+  };
+  // The failure path of a group cycle, and the hook for workload-aware
+  // preemption: every member in `members` fails through HandleFailure
+  // (FailedScheduling event, PodScheduled=False, requeued as unschedulable
+  // by "GangScheduling" so any cluster event retries the group), every group
+  // in `groups` not yet scheduled gets PodGroupInitiallyScheduled=False with
+  // `failure.reason` and `failure.message`, and the observer sees one
+  // GroupOutcome for `failure.key`. Nothing of the cycle is held.
+  void FailGroupCycle(framework::Framework* fw, std::vector<framework::QueuedPodInfo> members,
+                      const std::vector<state::GroupInfo>& groups, const GroupFailure& failure, int64_t cycle,
+                      int64_t start_micros);
   // ---- Workload-aware preemption (src/scheduler/group_preemption.cc) -------
   using Domains = std::vector<std::pair<std::string, std::vector<framework::NodeInfo*>>>;
   // Called by the group cycle when no placement reaches quorum. Returns true
@@ -179,6 +203,7 @@ class Scheduler {
 
   state::ClusterState& state_;
   framework::ClusterWriter& writer_;
+  GroupStatusWriter group_status_{writer_};
   const Clock& clock_;
   SchedulerOptions options_;
   std::vector<std::unique_ptr<framework::Framework>> profiles_;

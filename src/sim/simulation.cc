@@ -74,6 +74,22 @@ absl::Status InMemoryWriter::DeallocateResourceClaim(const api::ResourceClaim& c
   return absl::OkStatus();
 }
 
+absl::Status InMemoryWriter::UpdatePodGroupCondition(const framework::PodGroupRef& group,
+                                                     const framework::PodGroupCondition& condition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string kind = group.api_group == "scheduling.x-k8s.io" ? "PodGroup.scheduling.x-k8s.io" : group.kind;
+  GroupCondition& gc = group_conditions_[gantry::StrCat(kind, " ", group.namespace_, "/", group.name)];
+  gc.group = group;
+  gc.condition = condition;
+  gc.writes++;
+  return absl::OkStatus();
+}
+
+std::map<std::string, InMemoryWriter::GroupCondition> InMemoryWriter::GroupConditions() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return group_conditions_;
+}
+
 std::vector<InMemoryWriter::ClaimUpdate> InMemoryWriter::TakeClaimUpdates() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ClaimUpdate> out;
@@ -187,6 +203,9 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
   for (const api::PodGroup& g : objects.pod_groups) sched.OnPodGroup(state::GroupInfoFrom(g));
   for (const api::CoschedulingPodGroup& g : objects.coscheduling_pod_groups) {
     sched.OnPodGroup(state::GroupInfoFrom(g));
+  }
+  for (const api::CompositePodGroup& g : objects.composite_pod_groups) {
+    sched.OnCompositePodGroup(state::GroupInfoFrom(g));
   }
   // DRA objects (before pods, as an informer sync would deliver them).
   for (const api::DeviceClass& c : objects.device_classes) {
@@ -359,6 +378,7 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
       devs.push_back({r.request.str(), r.driver.str(), r.pool.str(), r.device.str()});
     }
   }
+  result.group_conditions = writer.GroupConditions();
   result.scheduled = static_cast<int64_t>(result.placements.size());
   result.unschedulable = static_cast<int64_t>(result.failures.size());
   sched.SetObserver(nullptr);
@@ -419,6 +439,14 @@ nlohmann::json ResultJson(const SimulationResult& r) {
   for (const auto& [key, g] : r.podgroups) {
     groups[key] = {{"scheduled", g.scheduled}, {"placed", g.placed}, {"domain", g.domain}};
     if (!g.message.empty()) groups[key]["message"] = g.message;
+  }
+  for (const auto& [key, gc] : r.group_conditions) {
+    // "Kind ns/name": attach the condition to the group's entry.
+    const std::string name = key.substr(key.find(' ') + 1);
+    groups[name]["condition"] = {{"type", gc.condition.type},
+                                 {"status", gc.condition.status},
+                                 {"reason", gc.condition.reason},
+                                 {"message", gc.condition.message}};
   }
   j["podgroups"] = groups;
   j["placements"] = r.placements;

@@ -37,6 +37,17 @@ class InMemoryWriter final : public framework::ClusterWriter {
   absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                          const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
   absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  // PodGroup conditions: the latest per "Kind ns/name" plus a count of writes.
+  absl::Status UpdatePodGroupCondition(const framework::PodGroupRef& group,
+                                       const framework::PodGroupCondition& condition) override;
+  struct GroupCondition {
+    framework::PodGroupRef group;
+    framework::PodGroupCondition condition;
+    int64_t writes = 0;  // how many times a condition was written for this group
+  };
+  // "Kind ns/name" (Kind is "PodGroup", "CompositePodGroup" or
+  // "PodGroup.scheduling.x-k8s.io") -> latest condition.
+  std::map<std::string, GroupCondition> GroupConditions() const;
   struct ClaimUpdate {
     std::shared_ptr<const api::ResourceClaim> old_claim;
     std::shared_ptr<const api::ResourceClaim> claim;
@@ -67,6 +78,7 @@ class InMemoryWriter final : public framework::ClusterWriter {
   std::vector<Eviction> evictions_;
   absl::flat_hash_map<std::string, std::vector<std::string>> claim_finalizers_;  // claim uid
   absl::flat_hash_map<std::string, std::string> bound_;  // uid -> node
+  std::map<std::string, GroupCondition> group_conditions_;
   int64_t events_ = 0;
 };
 
@@ -92,6 +104,8 @@ struct SimulationResult {
     std::string message;
   };
   std::map<std::string, GroupResult> podgroups;
+  // PodGroup status written by the scheduler: "Kind ns/name" -> condition.
+  std::map<std::string, InMemoryWriter::GroupCondition> group_conditions;
   int64_t completed = 0;     // pods that finished (run-duration annotation)
   // Preemption victims, in eviction order ("ns/name" of victim and preemptor).
   struct EvictionRecord {

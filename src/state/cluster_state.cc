@@ -30,6 +30,15 @@ GroupInfo GroupInfoFrom(const api::PodGroup& g) {
   info.priority_class_name = g.spec.priority_class_name;
   info.disruption_all = g.spec.disruption_mode == api::DisruptionMode::kAll;
   info.preemption_policy = g.spec.preemption_policy;
+  info.uid = g.meta.uid;
+  info.generation = g.meta.generation;
+  if (const api::Condition* c = api::FindCondition(g.status.conditions, "PodGroupInitiallyScheduled")) {
+    info.initially_scheduled = c->status == api::ConditionStatus::kTrue;
+  }
+  if (!g.spec.parent_composite_pod_group_name.empty()) {
+    info.parent = gantry::StrCat(g.meta.namespace_.view(), "/", g.spec.parent_composite_pod_group_name);
+  }
+  info.resource_claims = g.spec.resource_claims;
   return info;
 }
 
@@ -39,7 +48,80 @@ GroupInfo GroupInfoFrom(const api::CoschedulingPodGroup& g) {
   info.native = false;
   info.gang = g.spec.min_member > 1;
   info.min_count = std::max(1, g.spec.min_member);
+  info.uid = g.meta.uid;
+  info.generation = g.meta.generation;
   return info;
+}
+
+GroupInfo GroupInfoFrom(const api::CompositePodGroup& g) {
+  GroupInfo info;
+  info.key = g.meta.Key();
+  info.native = true;
+  info.composite = true;
+  info.gang = g.spec.scheduling_policy.IsGang();
+  info.min_count = info.gang ? g.spec.scheduling_policy.min_group_count : 1;
+  if (!g.spec.scheduling_constraints.topology.empty()) {
+    info.topology_key = g.spec.scheduling_constraints.topology.front().key;
+  }
+  info.priority = g.spec.priority;
+  info.priority_class_name = g.spec.priority_class_name;
+  info.disruption_all = g.spec.disruption_mode == api::DisruptionMode::kAll;
+  info.preemption_policy = g.spec.preemption_policy;
+  info.uid = g.meta.uid;
+  info.generation = g.meta.generation;
+  if (const api::Condition* c = api::FindCondition(g.status.conditions, "CompositePodGroupInitiallyScheduled")) {
+    info.initially_scheduled = c->status == api::ConditionStatus::kTrue;
+  }
+  if (!g.spec.parent_composite_pod_group_name.empty()) {
+    info.parent = gantry::StrCat(g.meta.namespace_.view(), "/", g.spec.parent_composite_pod_group_name);
+  }
+  return info;
+}
+
+bool InGroup(const api::Pod& pod, std::string_view key) {
+  const std::string_view ns = pod.meta.namespace_.view();
+  if (key.size() <= ns.size() || key.substr(0, ns.size()) != ns || key[ns.size()] != '/') return false;
+  const std::string_view name = key.substr(ns.size() + 1);
+  if (!pod.pod_group_name.empty()) return pod.pod_group_name.view() == name;
+  static const api::Symbol kLabel = api::Symbol::Intern("scheduling.x-k8s.io/pod-group");
+  auto v = api::FindLabel(pod.meta.labels, kLabel);
+  return v && v->view() == name;
+}
+
+void ClusterState::SetCompositeGroup(GroupInfo group) {
+  absl::MutexLock lock(&mu_);
+  std::string key = group.key;
+  composites_[key] = std::move(group);
+}
+
+void ClusterState::RemoveCompositeGroup(std::string_view key) {
+  absl::MutexLock lock(&mu_);
+  composites_.erase(std::string(key));
+}
+
+std::optional<GroupInfo> ClusterState::FindCompositeGroup(std::string_view key) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = composites_.find(std::string(key));
+  if (it == composites_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<GroupInfo> ClusterState::ChildGroups(std::string_view key) const {
+  std::vector<GroupInfo> leaves, composites;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (const auto& [k, g] : groups_) {
+      if (g.parent == key) leaves.push_back(g);
+    }
+    for (const auto& [k, g] : composites_) {
+      if (g.parent == key) composites.push_back(g);
+    }
+  }
+  auto by_key = [](const GroupInfo& a, const GroupInfo& b) { return a.key < b.key; };
+  std::sort(leaves.begin(), leaves.end(), by_key);
+  std::sort(composites.begin(), composites.end(), by_key);
+  for (GroupInfo& c : composites) leaves.push_back(std::move(c));
+  return leaves;
 }
 
 void ClusterState::SetGroup(GroupInfo group) {
@@ -64,6 +146,18 @@ int32_t ClusterState::PlacedMembers(std::string_view key) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = placed_members_.find(std::string(key));
   return it == placed_members_.end() ? 0 : it->second;
+}
+
+std::vector<std::string> ClusterState::PlacedMemberNodes(std::string_view key) const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<std::string> out;
+  if (!placed_members_.contains(std::string(key))) return out;
+  for (const auto& [uid, ps] : pods_) {
+    if (InGroup(ps.info->p(), key)) out.push_back(ps.node);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 ClusterState::ClusterState(const Clock& clock, int64_t assumed_ttl_micros)

@@ -61,6 +61,18 @@ struct GroupInfo {
   // spec.preemptionPolicy (1.37, gate PodGroupPreemptionPolicy): authoritative
   // for the group as a preemptor; unset falls back to its PriorityClass.
   std::optional<api::PreemptionPolicy> preemption_policy;
+  // A v1alpha3 CompositePodGroup: `min_count` is spec.schedulingPolicy.gang.minGroupCount
+  // (ready child groups), and members are child groups, not pods.
+  bool composite = false;
+  // Object identity, for status writes.
+  std::string uid;
+  int64_t generation = 0;
+  // status.conditions[PodGroupInitiallyScheduled] is already True (terminal).
+  bool initially_scheduled = false;
+  // Key of the parent CompositePodGroup, "" at a root.
+  std::string parent;
+  // PodGroup-level DRA claims (spec.resourceClaims).
+  std::vector<api::PodGroupResourceClaim> resource_claims;
 };
 
 // "namespace/name" of the group `pod` belongs to, or "" when none.
@@ -68,6 +80,9 @@ std::string GroupKeyOf(const api::Pod& pod);
 // The scheduler's view of either PodGroup API object.
 GroupInfo GroupInfoFrom(const api::PodGroup& group);
 GroupInfo GroupInfoFrom(const api::CoschedulingPodGroup& group);
+GroupInfo GroupInfoFrom(const api::CompositePodGroup& group);
+// True when `pod` belongs to the group `key` ("namespace/name"); allocates nothing.
+bool InGroup(const api::Pod& pod, std::string_view key);
 
 class ClusterState {
  public:
@@ -88,8 +103,17 @@ class ClusterState {
   void SetGroup(GroupInfo group);
   void RemoveGroup(std::string_view key);
   std::optional<GroupInfo> FindGroup(std::string_view key) const;
+  // CompositePodGroups by "namespace/name" (a separate namespace of keys).
+  void SetCompositeGroup(GroupInfo group);
+  void RemoveCompositeGroup(std::string_view key);
+  std::optional<GroupInfo> FindCompositeGroup(std::string_view key) const;
+  // Groups (PodGroups and CompositePodGroups) whose parent is the composite
+  // `key`, PodGroups first, each in key order.
+  std::vector<GroupInfo> ChildGroups(std::string_view key) const;
   // Members of the group that are bound or assumed.
   int32_t PlacedMembers(std::string_view key) const;
+  // Nodes (sorted, unique) of the group's bound or assumed members.
+  std::vector<std::string> PlacedMemberNodes(std::string_view key) const;
 
   // PodDisruptionBudgets by "namespace/name".
   void SetPodDisruptionBudget(std::shared_ptr<const api::PodDisruptionBudget> pdb);
@@ -167,6 +191,7 @@ class ClusterState {
   bool namespaces_changed_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::shared_ptr<const api::PodDisruptionBudget>> pdbs_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, GroupInfo> groups_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, GroupInfo> composites_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int32_t> placed_members_ ABSL_GUARDED_BY(mu_);
   bool pdbs_changed_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<api::Symbol, PriorityClassInfo> priority_classes_ ABSL_GUARDED_BY(mu_);

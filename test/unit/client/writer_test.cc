@@ -198,6 +198,61 @@ TEST(ApiClusterWriter, PreemptionMarksThenDeletesWithUidPrecondition) {
   EXPECT_EQ(e["note"], "Preempted by pod uid-big on node n1");
 }
 
+TEST(ApiClusterWriter, PodGroupConditionRequests) {
+  struct Case {
+    std::string name;
+    framework::PodGroupRef group;
+    framework::PodGroupCondition condition;
+    std::string path;  // "" = nothing is written
+    std::string content_type;
+    std::string status_json;  // the body's "status"
+  };
+  const int64_t t = 1'700'000'000'000'000;
+  const std::vector<Case> cases = {
+      {"native False",
+       {"scheduling.k8s.io", "PodGroup", "ml", "g", "uid-g", 3},
+       {"PodGroupInitiallyScheduled", "False", "Unschedulable", "4 of minCount 5 members fit"},
+       "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/g/status?fieldManager=gantry-scheduler&force=true",
+       "application/apply-patch+yaml",
+       R"({"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"4 of minCount 5 members fit",)"
+       R"("observedGeneration":3,"reason":"Unschedulable","status":"False","type":"PodGroupInitiallyScheduled"}]})"},
+      {"composite True",
+       {"scheduling.k8s.io", "CompositePodGroup", "ml", "root", "", 0},
+       {"CompositePodGroupInitiallyScheduled", "True", "Scheduled", "2 of 2 child groups scheduled"},
+       "/apis/scheduling.k8s.io/v1alpha3/namespaces/ml/compositepodgroups/root/status?fieldManager=gantry-scheduler&"
+       "force=true",
+       "application/apply-patch+yaml",
+       R"({"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"2 of 2 child groups scheduled",)"
+       R"("reason":"Scheduled","status":"True","type":"CompositePodGroupInitiallyScheduled"}]})"},
+      {"coscheduling False",
+       {"scheduling.x-k8s.io", "PodGroup", "ml", "cg", "uid-cg", 1},
+       {"PodGroupInitiallyScheduled", "False", "Unschedulable", "x"},
+       "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/cg/status", "application/merge-patch+json",
+       R"({"phase":"Scheduling"})"},
+      {"coscheduling True",
+       {"scheduling.x-k8s.io", "PodGroup", "ml", "cg", "uid-cg", 1},
+       {"PodGroupInitiallyScheduled", "True", "Scheduled", "x"}, "", "", ""},
+  };
+  for (const Case& c : cases) {
+    std::optional<HttpRequest> req = ApiClusterWriter::PodGroupConditionRequest(c.group, c.condition, t);
+    if (c.path.empty()) {
+      EXPECT_FALSE(req.has_value()) << c.name;
+      continue;
+    }
+    ASSERT_TRUE(req.has_value()) << c.name;
+    EXPECT_EQ(req->method, "PATCH") << c.name;
+    EXPECT_EQ(req->path, c.path) << c.name;
+    EXPECT_EQ(req->content_type, c.content_type) << c.name;
+    nlohmann::json body = nlohmann::json::parse(req->body);
+    EXPECT_EQ(body["status"].dump(), c.status_json) << c.name;
+    if (c.content_type == "application/apply-patch+yaml") {
+      EXPECT_EQ(body["kind"], c.group.kind) << c.name;
+      EXPECT_EQ(body["metadata"]["name"], c.group.name) << c.name;
+      EXPECT_EQ(body["metadata"].contains("uid"), !c.group.uid.empty()) << c.name;
+    }
+  }
+}
+
 TEST(ApiClusterWriter, TimeFormats) {
   EXPECT_EQ(ApiClusterWriter::FormatTime(1'700'000'000'123'456), "2023-11-14T22:13:20Z");
   EXPECT_EQ(ApiClusterWriter::FormatMicroTime(1'700'000'000'123'456), "2023-11-14T22:13:20.123456Z");

@@ -75,6 +75,8 @@ const std::vector<Use> kClusterUse = {
     {"scheduling.k8s.io", "compositepodgroups", "get"}, {"scheduling.k8s.io", "compositepodgroups", "list"},
     {"scheduling.k8s.io", "compositepodgroups", "watch"},
     {"scheduling.k8s.io", "podgroups/status", "patch"}, {"scheduling.k8s.io", "podgroups/status", "update"},
+    {"scheduling.k8s.io", "compositepodgroups/status", "patch"},  // CompositePodGroupInitiallyScheduled
+    {"scheduling.k8s.io", "compositepodgroups/status", "update"},
     {"scheduling.x-k8s.io", "podgroups", "get"}, {"scheduling.x-k8s.io", "podgroups", "list"},
     {"scheduling.x-k8s.io", "podgroups", "watch"},
     {"scheduling.x-k8s.io", "podgroups/status", "patch"}, {"scheduling.x-k8s.io", "podgroups/status", "update"},
