@@ -243,25 +243,7 @@ absl::Status ApiClusterWriter::UpdatePodGroupCondition(const framework::PodGroup
   std::string key = StrCat(group.kind, " ", group.namespace_, "/", group.name);
   Enqueue(
       [this, req = std::move(*req), key = std::move(key)] {
-        Backoff backoff(100, 2'000);
-        for (int attempt = 0;; ++attempt) {
-          absl::StatusOr<HttpResponse> r = client_.Do(req, &stop_flag_);
-          if (r.ok() && r->status >= 200 && r->status < 300) {
-            std::lock_guard<std::mutex> lock(stats_mu_);
-            ++stats_.status_patches;
-            return;
-          }
-          if (r.ok() && r->status == 404) return;  // the group is gone
-          if (Retryable(r) && attempt < options_.status_patch_retries && !stop_flag_.load()) {
-            SleepFor(backoff.NextMillis(), &stop_flag_);
-            continue;
-          }
-          spdlog::warn("updating the scheduling condition of {}: {}", key,
-                       r.ok() ? Msg(HttpError(*r, "patch status")) : Msg(r.status()));
-          std::lock_guard<std::mutex> lock(stats_mu_);
-          ++stats_.status_patch_failures;
-          return;
-        }
+        SendStatusPatch(req, "the scheduling condition", key, "patch status");
       },
       /*droppable=*/false);
   return absl::OkStatus();
@@ -341,6 +323,28 @@ ApiClusterWriter::~ApiClusterWriter() {
 WriterStats ApiClusterWriter::Stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
   return stats_;
+}
+
+void ApiClusterWriter::SendStatusPatch(const HttpRequest& req, std::string_view what, const std::string& key,
+                                       std::string_view verb) {
+  Backoff backoff(100, 2'000);
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<HttpResponse> r = client_.Do(req, &stop_flag_);
+    if (r.ok() && r->status >= 200 && r->status < 300) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.status_patches;
+      return;
+    }
+    if (r.ok() && r->status == 404) return;  // the object is gone
+    if (Retryable(r) && attempt < options_.status_patch_retries && !stop_flag_.load()) {
+      SleepFor(backoff.NextMillis(), &stop_flag_);
+      continue;
+    }
+    spdlog::warn("updating {} of {}: {}", what, key, r.ok() ? Msg(HttpError(*r, verb)) : Msg(r.status()));
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.status_patch_failures;
+    return;
+  }
 }
 
 void ApiClusterWriter::Enqueue(std::function<void()> task, bool droppable) {
@@ -445,25 +449,7 @@ absl::Status ApiClusterWriter::UpdatePodScheduledCondition(const api::Pod& pod,
             return;
           }
         }
-        Backoff backoff(100, 2'000);
-        for (int attempt = 0;; ++attempt) {
-          absl::StatusOr<HttpResponse> r = client_.Do(req, &stop_flag_);
-          if (r.ok() && r->status >= 200 && r->status < 300) {
-            std::lock_guard<std::mutex> lock(stats_mu_);
-            ++stats_.status_patches;
-            return;
-          }
-          if (r.ok() && r->status == 404) return;  // the pod is gone
-          if (Retryable(r) && attempt < options_.status_patch_retries && !stop_flag_.load()) {
-            SleepFor(backoff.NextMillis(), &stop_flag_);
-            continue;
-          }
-          spdlog::warn("updating PodScheduled of {}: {}", key,
-                       r.ok() ? Msg(HttpError(*r, "patch pods/status")) : Msg(r.status()));
-          std::lock_guard<std::mutex> lock(stats_mu_);
-          ++stats_.status_patch_failures;
-          return;
-        }
+        SendStatusPatch(req, "PodScheduled", key, "patch pods/status");
       },
       /*droppable=*/false);
   return absl::OkStatus();

@@ -27,6 +27,7 @@
 #include <optional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -103,6 +104,11 @@ class ApiClusterWriter final : public framework::ClusterWriter {
     int64_t last_micros = 0;
   };
   void Enqueue(std::function<void()> task, bool droppable);
+  // Sends one status patch with retries (5xx/429/transport, up to
+  // status_patch_retries); 404 means the object is gone. Counts the outcome
+  // in stats_ and logs "updating <what> of <key>" on failure.
+  void SendStatusPatch(const HttpRequest& req, std::string_view what, const std::string& key,
+                       std::string_view verb);
   void Worker();
   void WriteEvent(const framework::EventRecord& event, int64_t now_micros);
   absl::Status CreateEvent(const framework::EventRecord& event, int64_t now_micros, std::string* name,

@@ -1,6 +1,7 @@
 #include "src/state/cluster_state.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "gantry/util/strings.h"
 
@@ -17,12 +18,17 @@ std::string GroupKeyOf(const api::Pod& pod) {
   return "";
 }
 
-GroupInfo GroupInfoFrom(const api::PodGroup& g) {
+namespace {
+
+// The fields native PodGroups and CompositePodGroups share; `scheduled_type`
+// is the condition type that marks the group as initially scheduled.
+template <typename Group>
+GroupInfo NativeGroupInfo(const Group& g, int32_t gang_min, std::string_view scheduled_type) {
   GroupInfo info;
   info.key = g.meta.Key();
   info.native = true;
   info.gang = g.spec.scheduling_policy.IsGang();
-  info.min_count = info.gang ? g.spec.scheduling_policy.min_count : 1;
+  info.min_count = info.gang ? gang_min : 1;
   if (!g.spec.scheduling_constraints.topology.empty()) {
     info.topology_key = g.spec.scheduling_constraints.topology.front().key;
   }
@@ -32,12 +38,19 @@ GroupInfo GroupInfoFrom(const api::PodGroup& g) {
   info.preemption_policy = g.spec.preemption_policy;
   info.uid = g.meta.uid;
   info.generation = g.meta.generation;
-  if (const api::Condition* c = api::FindCondition(g.status.conditions, "PodGroupInitiallyScheduled")) {
+  if (const api::Condition* c = api::FindCondition(g.status.conditions, scheduled_type)) {
     info.initially_scheduled = c->status == api::ConditionStatus::kTrue;
   }
   if (!g.spec.parent_composite_pod_group_name.empty()) {
     info.parent = gantry::StrCat(g.meta.namespace_.view(), "/", g.spec.parent_composite_pod_group_name);
   }
+  return info;
+}
+
+}  // namespace
+
+GroupInfo GroupInfoFrom(const api::PodGroup& g) {
+  GroupInfo info = NativeGroupInfo(g, g.spec.scheduling_policy.min_count, "PodGroupInitiallyScheduled");
   info.resource_claims = g.spec.resource_claims;
   return info;
 }
@@ -54,27 +67,9 @@ GroupInfo GroupInfoFrom(const api::CoschedulingPodGroup& g) {
 }
 
 GroupInfo GroupInfoFrom(const api::CompositePodGroup& g) {
-  GroupInfo info;
-  info.key = g.meta.Key();
-  info.native = true;
+  GroupInfo info =
+      NativeGroupInfo(g, g.spec.scheduling_policy.min_group_count, "CompositePodGroupInitiallyScheduled");
   info.composite = true;
-  info.gang = g.spec.scheduling_policy.IsGang();
-  info.min_count = info.gang ? g.spec.scheduling_policy.min_group_count : 1;
-  if (!g.spec.scheduling_constraints.topology.empty()) {
-    info.topology_key = g.spec.scheduling_constraints.topology.front().key;
-  }
-  info.priority = g.spec.priority;
-  info.priority_class_name = g.spec.priority_class_name;
-  info.disruption_all = g.spec.disruption_mode == api::DisruptionMode::kAll;
-  info.preemption_policy = g.spec.preemption_policy;
-  info.uid = g.meta.uid;
-  info.generation = g.meta.generation;
-  if (const api::Condition* c = api::FindCondition(g.status.conditions, "CompositePodGroupInitiallyScheduled")) {
-    info.initially_scheduled = c->status == api::ConditionStatus::kTrue;
-  }
-  if (!g.spec.parent_composite_pod_group_name.empty()) {
-    info.parent = gantry::StrCat(g.meta.namespace_.view(), "/", g.spec.parent_composite_pod_group_name);
-  }
   return info;
 }
 
