@@ -3,11 +3,18 @@
 //
 // Each workload builds a cluster from upstream's node and pod templates
 // (node-default: 4 CPU / 32Gi / 110 pods; pod-default: 100m / 500Mi; the
-// affinity and spreading pod templates), with upstream's labelling of nodes
-// and its initPods / measurePods counts. Init pods are bound round-robin
-// before the run (the scheduler places them one per node in upstream's runs
-// too, which is all the measured pods see); measured pods are scheduled by
-// the real engine offline and timed on the wall clock of the scheduling loop.
+// affinity, spreading, preemption and PodGroup templates), with upstream's
+// labelling of nodes and its initPods / measurePods counts. Init pods are
+// bound round-robin before the run (the scheduler places them one per node in
+// upstream's runs too, which is all the measured pods see); measured pods are
+// scheduled by the real engine offline and timed on the wall clock of the
+// scheduling loop. Only pods of the measured namespace count, as upstream's
+// throughput collector counts only the measured namespaces: PreemptionAsync's
+// preemptors and Unschedulable's never-fitting pods are load, not output.
+//
+// Offline there is no pod creation rate: upstream's churn ops (one pod every
+// 200 ms while the measured pods are created) become one churn pod before
+// every 100th measured pod, the rate they have at 500 measured pods/s.
 #ifndef GANTRY_BENCH_GENERATE_WORKLOADS_H_
 #define GANTRY_BENCH_GENERATE_WORKLOADS_H_
 
@@ -25,13 +32,15 @@ struct WorkloadSize {
   std::string name;  // upstream's workload name, e.g. "5000Nodes_10000Pods"
   int nodes = 0;
   int init_pods = 0;
-  int measure_pods = 0;
+  int measure_pods = 0;    // gang workloads: groups x pods_per_group
+  int pods_per_group = 0;  // gang workloads: members (and minCount) per PodGroup
+  int nodes_per_rack = 0;  // TopologyAwareScheduling: nodes per rack label value
 };
 
 struct WorkloadCase {
-  std::string name;           // upstream test case, e.g. "SchedulingBasic"
+  std::string name;  // upstream test case, e.g. "SchedulingBasic"
   std::vector<std::string> aliases;
-  double upstream_threshold = 0;  // pods/s CI floor of the default size (0: none published)
+  double upstream_threshold = 0;    // pods/s CI floor of the default size (0: none published)
   std::vector<WorkloadSize> sizes;  // sizes[0] is the default, the last one is --quick
 };
 
@@ -52,8 +61,8 @@ struct ThroughputSummary {
 ThroughputSummary Summarize(std::vector<double> samples);
 
 struct WorkloadOptions {
-  std::string name;     // "Case" (default size) or "Case/Size"
-  bool quick = false;   // smallest size, for smoke tests
+  std::string name;         // "Case" (default size) or "Case/Size"
+  bool quick = false;       // smallest size, for smoke tests
   std::string config_path;  // optional KubeSchedulerConfiguration
   uint64_t seed = 1;
 };

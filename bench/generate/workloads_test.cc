@@ -20,9 +20,14 @@ TEST(ThroughputSamples, Table) {
   const std::vector<Case> cases = {
       {"empty", {}, {}},
       {"one short burst: rate over its span", {0, 250'000, 500'000}, {6.0}},
-      {"two full windows and a long tail", {0, 10, 999'999, 1'000'000, 1'500'000, 2'000'000, 2'200'000},
+      {"two full windows and a long tail",
+       {0, 10, 999'999, 1'000'000, 1'500'000, 2'000'000, 2'200'000},
        {3, 2, 10}},
-      {"short tail dropped", {0, 1'000'000, 1'050'000}, {1, }},
+      {"short tail dropped",
+       {0, 1'000'000, 1'050'000},
+       {
+           1,
+       }},
       {"starts at first pod", {5'000'000, 5'500'000, 6'000'000, 6'100'000}, {2, 20}},
   };
   for (const Case& c : cases) {
@@ -56,8 +61,10 @@ TEST(Summarize, NearestRankPercentiles) {
 }
 
 TEST(RunWorkload, UnknownNamesAreErrors) {
-  EXPECT_EQ(RunWorkload({"NoSuchWorkload", true, "", 1}).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(RunWorkload({"SchedulingBasic/NoSuchSize", true, "", 1}).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(RunWorkload({"NoSuchWorkload", true, "", 1}).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(RunWorkload({"SchedulingBasic/NoSuchSize", true, "", 1}).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 // Every workload at its quick size: all measured pods that can fit are
@@ -74,8 +81,32 @@ TEST(RunWorkload, QuickSmoke) {
     EXPECT_EQ((*r)["scheduled"].get<int64_t>(), size.measure_pods);
     const int64_t expected_unschedulable = c.name == "Unschedulable" ? size.measure_pods / 100 : 0;
     EXPECT_EQ((*r)["unschedulable"].get<int64_t>(), expected_unschedulable);
+    if (c.name == "PreemptionAsync") {
+      // One preemptor per 100 measured pods; each evicts at least 3 of the
+      // node's 4 low-priority pods and then binds.
+      const int64_t preemptors = (size.measure_pods + 99) / 100;
+      EXPECT_EQ((*r)["other_scheduled"].get<int64_t>(), preemptors);
+      EXPECT_GE((*r)["evictions"].get<int64_t>(), 3 * preemptors);
+    } else {
+      EXPECT_EQ((*r)["other_scheduled"].get<int64_t>(), 0);
+      EXPECT_EQ((*r)["evictions"].get<int64_t>(), 0);
+    }
+    if (c.name == "GangScheduling" || c.name == "TopologyAwareScheduling") {
+      const int64_t groups = size.measure_pods / size.pods_per_group;
+      EXPECT_EQ((*r)["podgroups"].get<int64_t>(), groups);
+      EXPECT_EQ((*r)["podgroups_scheduled"].get<int64_t>(), groups);
+      EXPECT_EQ((*r)["podgroups_in_one_domain"].get<int64_t>(),
+                c.name == "TopologyAwareScheduling" ? groups : 0);
+    }
+    if (c.name.starts_with("SchedulingWithResourceClaimTemplate")) {
+      // One claim per pod; the matchAttribute claim takes a GPU and a NIC.
+      EXPECT_EQ((*r)["claims_allocated"].get<int64_t>(), size.measure_pods);
+      EXPECT_EQ((*r)["devices_allocated"].get<int64_t>(),
+                size.measure_pods * (c.name.ends_with("MatchAttribute") ? 2 : 1));
+    }
     EXPECT_GT((*r)["throughput"]["Average"].get<double>(), 0);
-    EXPECT_GE((*r)["throughput"]["Perc99"].get<double>(), (*r)["throughput"]["Perc50"].get<double>());
+    EXPECT_GE((*r)["throughput"]["Perc99"].get<double>(),
+              (*r)["throughput"]["Perc50"].get<double>());
     EXPECT_GT((*r)["cpu_seconds_per_1000_pods"].get<double>(), 0);
     EXPECT_GT((*r)["peak_rss_mib"].get<double>(), 0);
     ASSERT_EQ((*r)["dataItems"].size(), 4u);

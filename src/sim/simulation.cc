@@ -121,6 +121,7 @@ class AttemptRecorder final : public scheduler::AttemptObserver {
     if (o.result == "scheduled") {
       result_->scheduled_wall_micros.push_back(
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_).count());
+      result_->scheduled_keys.push_back(key);
       result_->placements[key] = o.node;
       result_->failures.erase(key);
     } else {

@@ -116,6 +116,9 @@ struct SimulationResult {
   // Wall time (microseconds since the loop started) of every successful
   // scheduling attempt, in order: the basis of per-second throughput samples.
   std::vector<int64_t> scheduled_wall_micros;
+  // "ns/name" of the pod of each entry of scheduled_wall_micros (same order),
+  // so that a benchmark can count only the pods it measures.
+  std::vector<std::string> scheduled_keys;
 };
 
 // A snapshot of a running simulation, for progress displays.
