@@ -51,14 +51,14 @@ struct PodGroupRef {
   int64_t generation = 0;  // metadata.generation seen; 0 when unknown
 };
 
-// The PodGroupInitiallyScheduled condition (CompositePodGroupInitiallyScheduled
-// on a CompositePodGroup). True is terminal: callers never write False after
-// True for the same group.
+// A PodGroup condition: PodGroupInitiallyScheduled (Composite... on a composite;
+// True is terminal: never False after True for a group), or DisruptionTarget
+// (True, reason PreemptionByScheduler) on a group preemption evicts whole.
 struct PodGroupCondition {
-  std::string type;     // "PodGroupInitiallyScheduled" | "CompositePodGroupInitiallyScheduled"
+  std::string type;     // "[Composite]PodGroupInitiallyScheduled" | "DisruptionTarget"
   std::string status;   // "True" | "False"
-  std::string reason;   // "Scheduled" | "Unschedulable" | "SchedulerError"
-  std::string message;  // how many members fit where
+  std::string reason;   // "Scheduled" | "Unschedulable" | "SchedulerError" | PreemptionByScheduler
+  std::string message;  // how many members fit where | who preempted the group
 };
 
 class ClusterWriter {
@@ -85,10 +85,10 @@ class ClusterWriter {
   virtual void RecordEvent(const EventRecord& event) = 0;
 
   // ---- PodGroup status (podgroups/status) ----------------------------------
-  // Writes the group's scheduling condition. Native groups get
-  // status.conditions[type] (with observedGeneration and a transition time);
-  // Coscheduling groups have no conditions, so the implementation maps the
-  // condition onto status.phase ("Scheduling" while False; True writes
+  // Writes one condition. Native groups get status.conditions[type] (with
+  // observedGeneration, a transition time; writing one type never removes another);
+  // Coscheduling groups have no conditions: the scheduling condition maps
+  // onto status.phase ("Scheduling" while False; True and DisruptionTarget write
   // nothing, the scheduler-plugins controller moves it to Running). Best
   // effort like UpdatePodScheduledCondition: implementations may write
   // asynchronously and log their own failures. The default returns

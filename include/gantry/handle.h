@@ -45,7 +45,7 @@ class Parallelizer {
 // PodGroup with disruptionMode `all` goes together with every other placed
 // member of that group; anything else goes alone.
 struct DisruptionUnit {
-  std::string group;         // "namespace/name" of the pod's PodGroup, "" if none
+  std::string group;  // "ns/name" of its PodGroup; "CompositePodGroup ns/name" (`all` subtree)
   bool whole_group = false;  // the group's disruptionMode is `all`
   // The group's priority when it has one (it replaces the members' own).
   std::optional<int32_t> group_priority;

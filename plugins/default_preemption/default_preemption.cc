@@ -113,6 +113,25 @@ void SplitByPdbViolation(const std::vector<PodInfoPtr>& pods,
   }
 }
 
+// The object of an `all` unit key (DisruptionUnit::group): "ns/name" of a
+// PodGroup, or "CompositePodGroup ns/name" of a subtree's root composite.
+// The handle gives no UID or generation: the write has no UID precondition
+// and no observedGeneration.
+framework::PodGroupRef GroupRefOfUnit(std::string_view key) {
+  framework::PodGroupRef ref;
+  ref.api_group = "scheduling.k8s.io";
+  ref.kind = "PodGroup";
+  constexpr std::string_view kComposite = "CompositePodGroup ";
+  if (key.substr(0, kComposite.size()) == kComposite) {
+    ref.kind = "CompositePodGroup";
+    key.remove_prefix(kComposite.size());
+  }
+  const size_t slash = key.find('/');
+  ref.namespace_ = std::string(key.substr(0, slash));
+  ref.name = std::string(key.substr(slash == std::string_view::npos ? key.size() : slash + 1));
+  return ref;
+}
+
 // The fit-error style message: "0/N nodes are available: <histogram>."
 std::string NodesAvailableMessage(int num_all_nodes, const std::map<std::string, int>& histogram) {
   std::vector<std::string> parts;
@@ -279,11 +298,13 @@ Status DefaultPreemption::SelectVictimsOnNode(const CycleState& cycle_state, con
   // An evicted `all` group goes whole: its members on other nodes too.
   for (const auto& [group, kept] : group_done) {
     if (kept) continue;
+    out->whole_groups.push_back(group);
     for (const PodInfoPtr& m : groups->Get(group)->members) {
       if (m->p().node_name.view() != original.name()) out->victims.push_back(m);
     }
   }
   std::sort(out->victims.begin(), out->victims.end(), MoreImportant);
+  std::sort(out->whole_groups.begin(), out->whole_groups.end());
   return Status();
 }
 
@@ -432,6 +453,13 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
     ev.note = gantry::StrCat("Preempted by pod ", pod.uid(), " on node ", victim_node);
     ev.reporting_controller = std::string(handle_.SchedulerName());
     writer.RecordEvent(ev);
+  }
+  // A group evicted whole is marked on its object too (KEP-5710).
+  for (const std::string& key : chosen.whole_groups) {
+    (void)writer.UpdatePodGroupCondition(
+        GroupRefOfUnit(key), framework::PodGroupCondition{
+                    "DisruptionTarget", "True", "PreemptionByScheduler",
+                    gantry::StrCat(pod.p().scheduler_name.view(), ": preempting to accommodate a higher priority pod")});
   }
   // Lower-priority pods nominated to the chosen node lose their nomination.
   for (const PodInfoPtr& np : handle_.NominatedPodsForNode(chosen.node)) {

@@ -74,6 +74,7 @@ struct Candidate {
   std::string node;
   std::vector<framework::PodInfoPtr> victims;  // most important first
   int64_t num_pdb_violations = 0;
+  std::vector<std::string> whole_groups;  // `all` groups evicted whole (keys), sorted
 };
 
 class DefaultPreemption final : public framework::PostFilterPlugin {

@@ -188,10 +188,12 @@ std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(const fram
                                                                        int64_t transition_micros) {
   HttpRequest req;
   req.method = "PATCH";
+  const bool disruption = c.type == "DisruptionTarget";
   if (g.api_group == "scheduling.x-k8s.io") {
     // scheduler-plugins PodGroups have a phase, not conditions; its
-    // controller moves a scheduled group to Running as members run.
-    if (c.status == "True") return std::nullopt;
+    // controller moves a scheduled group to Running as members run. Nothing
+    // represents DisruptionTarget there.
+    if (c.status == "True" || disruption) return std::nullopt;
     req.path = StrCat("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/", UrlEncode(g.namespace_), "/podgroups/",
                       UrlEncode(g.name), "/status");
     req.content_type = "application/merge-patch+json";
@@ -203,8 +205,10 @@ std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(const fram
   const bool composite = g.kind == "CompositePodGroup";
   const std::string version = composite ? "v1alpha3" : "v1beta1";
   req.path = StrCat("/apis/scheduling.k8s.io/", version, "/namespaces/", UrlEncode(g.namespace_),
-                    composite ? "/compositepodgroups/" : "/podgroups/", UrlEncode(g.name),
-                    "/status?fieldManager=gantry-scheduler&force=true");
+                    composite ? "/compositepodgroups/" : "/podgroups/", UrlEncode(g.name), "/status?fieldManager=",
+                    // One field manager per condition type: an apply that omits a
+                    // condition its manager applied before would remove it.
+                    disruption ? "gantry-scheduler-preemption" : "gantry-scheduler", "&force=true");
   req.content_type = "application/apply-patch+yaml";  // JSON is YAML
   nlohmann::json cond = {{"type", c.type},
                          {"status", c.status},
@@ -230,7 +234,7 @@ absl::Status ApiClusterWriter::UpdatePodGroupCondition(const framework::PodGroup
     // The transition time only moves when the status changes.
     std::lock_guard<std::mutex> lock(group_mu_);
     auto& [status, since] = group_transitions_[StrCat(group.api_group, "/", group.kind, " ", group.namespace_, "/",
-                                                      group.name)];
+                                                      group.name, " ", condition.type)];
     if (status == condition.status) {
       transition = since;
     } else {
@@ -463,8 +467,10 @@ absl::Status ApiClusterWriter::DeletePodForPreemption(const api::Pod& victim, co
     nlohmann::json cond = {{"type", "DisruptionTarget"},
                            {"status", "True"},
                            {"reason", "PreemptionByScheduler"},
+                           // A member of a native PodGroup preempts for its group (upstream 1.37 wording).
                            {"message", StrCat(preemptor.scheduler_name.view(),
-                                              ": preempting to accommodate a higher priority pod")},
+                                              ": preempting to accommodate a higher priority pod",
+                                              preemptor.pod_group_name.empty() ? "" : " group")},
                            {"lastTransitionTime", FormatTime(now)}};
     HttpRequest req;
     req.method = "PATCH";

@@ -7,8 +7,9 @@
 //                               UID precondition, Preempted event (sync)
 //  UpdatePodGroupCondition      native PodGroup / CompositePodGroup: server-side
 //                               apply of status.conditions[type] on /status
-//                               (fieldManager=gantry-scheduler, force; other
-//                               conditions untouched). Coscheduling PodGroup:
+//                               (fieldManager gantry-scheduler, or
+//                               gantry-scheduler-preemption for DisruptionTarget;
+//                               force; other conditions untouched). Coscheduling PodGroup:
 //                               merge patch status.phase=Scheduling while False.
 //                               Async, retried like pods/status.
 //  RecordEvent                  events.k8s.io/v1 Event; isomorphic repeats are
@@ -88,7 +89,10 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   static std::string ClaimStatusPatch(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                       const std::vector<api::ResourceClaimConsumerReference>& reserved_for);
   // The request UpdatePodGroupCondition sends, or nullopt when nothing is
-  // written (a Coscheduling group's True). `transition_micros` is the
+  // written (a Coscheduling group's True or DisruptionTarget). Native groups
+  // are applied server-side with field manager gantry-scheduler (the
+  // scheduling condition) or gantry-scheduler-preemption (DisruptionTarget).
+  // `transition_micros` is the
   // condition's lastTransitionTime.
   static std::optional<HttpRequest> PodGroupConditionRequest(const framework::PodGroupRef& group,
                                                              const framework::PodGroupCondition& condition,
@@ -129,7 +133,7 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   std::atomic<bool> stop_flag_{false};
 
   absl::flat_hash_map<std::string, Series> series_;  // worker thread only
-  // PodGroup "group/Kind ns/name" -> (last status written, its transition time).
+  // PodGroup "group/Kind ns/name type" -> (last status written, its transition time).
   std::mutex group_mu_;
   absl::flat_hash_map<std::string, std::pair<std::string, int64_t>> group_transitions_;
 

@@ -19,7 +19,8 @@
 //     (PDB-violating ones first) wherever all their pods still fit in place.
 //  4. The best domain (lowest highest-victim priority, fewest PDB
 //     violations, fewest units, fewest pods, latest start) wins. Only now are
-//     its victims evicted (DisruptionTarget + delete, `Preempted` events);
+//     its victims evicted (DisruptionTarget + delete, `Preempted` events;
+//     a whole-group victim also gets DisruptionTarget on its PodGroup);
 //     the members are nominated to their nodes and requeued.
 #include "src/scheduler/group_preemption.h"
 
@@ -476,6 +477,14 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
           std::string(fw->SchedulerName())});
     }
     if (u->whole_group) {
+      if (const state::GroupInfo* g = find_group(u->group)) {
+        (void)writer_.UpdatePodGroupCondition(
+            PodGroupRefOf(*g),
+            framework::PodGroupCondition{std::string(kDisruptionTarget), "True",
+                                         std::string(kPreemptionByScheduler),
+                                         gantry::StrCat(preemptor.scheduler_name.view(),
+                                                        ": preempting to accommodate a higher priority pod group")});
+      }
       const size_t slash = u->group.find('/');
       writer_.RecordEvent(framework::EventRecord{
           "PodGroup", u->group.substr(0, slash), u->group.substr(slash + 1), "", "Normal",

@@ -22,6 +22,9 @@ namespace gantry::scheduler {
 
 inline constexpr std::string_view kPodGroupInitiallyScheduled = "PodGroupInitiallyScheduled";
 inline constexpr std::string_view kCompositePodGroupInitiallyScheduled = "CompositePodGroupInitiallyScheduled";
+// Written by preemption on a group it evicts whole (status True).
+inline constexpr std::string_view kDisruptionTarget = "DisruptionTarget";
+inline constexpr std::string_view kPreemptionByScheduler = "PreemptionByScheduler";
 
 // The object a GroupInfo describes, as the writer names it.
 framework::PodGroupRef PodGroupRefOf(const state::GroupInfo& group);

@@ -80,8 +80,13 @@ absl::Status InMemoryWriter::UpdatePodGroupCondition(const framework::PodGroupRe
   const std::string kind = group.api_group == "scheduling.x-k8s.io" ? "PodGroup.scheduling.x-k8s.io" : group.kind;
   GroupCondition& gc = group_conditions_[gantry::StrCat(kind, " ", group.namespace_, "/", group.name)];
   gc.group = group;
-  gc.condition = condition;
-  gc.writes++;
+  if (condition.type == scheduler::kDisruptionTarget) {
+    gc.disruption_target = condition;
+    gc.disruption_writes++;
+  } else {
+    gc.condition = condition;
+    gc.writes++;
+  }
   return absl::OkStatus();
 }
 
@@ -444,10 +449,11 @@ nlohmann::json ResultJson(const SimulationResult& r) {
   for (const auto& [key, gc] : r.group_conditions) {
     // "Kind ns/name": attach the condition to the group's entry.
     const std::string name = key.substr(key.find(' ') + 1);
-    groups[name]["condition"] = {{"type", gc.condition.type},
-                                 {"status", gc.condition.status},
-                                 {"reason", gc.condition.reason},
-                                 {"message", gc.condition.message}};
+    auto to_json = [](const framework::PodGroupCondition& c) {
+      return nlohmann::json{{"type", c.type}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}};
+    };
+    if (!gc.condition.type.empty()) groups[name]["condition"] = to_json(gc.condition);
+    if (gc.disruption_target) groups[name]["disruptionTarget"] = to_json(*gc.disruption_target);
   }
   j["podgroups"] = groups;
   j["placements"] = r.placements;

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,13 +38,16 @@ class InMemoryWriter final : public framework::ClusterWriter {
   absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                          const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
   absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
-  // PodGroup conditions: the latest per "Kind ns/name" plus a count of writes.
+  // PodGroup conditions: per "Kind ns/name", the latest scheduling condition
+  // plus a count of its writes, and DisruptionTarget once preempted.
   absl::Status UpdatePodGroupCondition(const framework::PodGroupRef& group,
                                        const framework::PodGroupCondition& condition) override;
   struct GroupCondition {
     framework::PodGroupRef group;
-    framework::PodGroupCondition condition;
-    int64_t writes = 0;  // how many times a condition was written for this group
+    framework::PodGroupCondition condition;  // *InitiallyScheduled; type "" when never written
+    int64_t writes = 0;  // how many times the scheduling condition was written
+    std::optional<framework::PodGroupCondition> disruption_target;
+    int64_t disruption_writes = 0;
   };
   // "Kind ns/name" (Kind is "PodGroup", "CompositePodGroup" or
   // "PodGroup.scheduling.x-k8s.io") -> latest condition.

@@ -20,6 +20,9 @@ enough) and that every pod was bound by exactly one Binding.
     gantry_test.py gang GANTRY               a scheduling.k8s.io/v1beta1 PodGroup binds
                                              all-or-nothing
     gantry_test.py preemption GANTRY         a high-priority pod preempts a low-priority one
+    gantry_test.py preemption-podgroup GANTRY  a pod preempts a disruptionMode `all` PodGroup whole;
+                                             the PodGroup gets DisruptionTarget and keeps
+                                             PodGroupInitiallyScheduled
     gantry_test.py apiserver-restart GANTRY  kube-apiserver restarts mid-run; no pod is lost
 
 GANTRY is the gantry binary (build/bin/gantry).
@@ -599,6 +602,51 @@ def test_preemption(cp, binary):
     check_least_privilege(cp, expect=[("delete", "core:pods"), ("patch", "core:pods/status")])
 
 
+def test_preemption_podgroup(cp, binary):
+    c = setup(cp, nodes=1, cpu="4")
+    for name, value in (("low", 100), ("high", 1000)):
+        c.post("/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"e2e-{name}"},
+            "value": value})
+    cfg = deployed_gantry_config(cp)
+    g = start_gantry(cp, binary, cfg)
+    pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/victims"
+
+    def body():
+        g.wait_ready()
+        # A low-priority gang evicted whole or not at all: two 1-CPU members on the 4-CPU node.
+        c.post(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups", {
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "victims"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}, "priorityClassName": "e2e-low",
+                     "disruptionMode": {"all": {}}}})
+        for i in range(2):
+            create_pod(c, f"victims-{i}", cpu="1", extra_spec={"schedulingGroup": {"podGroupName": "victims"},
+                                                                "priorityClassName": "e2e-low"})
+        for i in range(2):
+            c.wait(f"victims-{i} bound", lambda i=i: node_of(c, f"victims-{i}"), timeout=45)
+        c.wait("PodGroupInitiallyScheduled=True", lambda: (condition(c.get(pg_path), "PodGroupInitiallyScheduled")
+                                                            or {}).get("status") == "True", timeout=30)
+        # A 3-CPU pod fits only when one member goes, so the whole group goes.
+        create_pod(c, "high", cpu="3", extra_spec={"priorityClassName": "e2e-high"})
+        assert c.wait("high bound", lambda: node_of(c, "high"), timeout=60) == "node-0"
+        for i in range(2):
+            assert gone(c, f"/api/v1/namespaces/{NS}/pods/victims-{i}"), f"victims-{i} was not evicted"
+        pg = c.get(pg_path)
+        dt = condition(pg, "DisruptionTarget")
+        assert dt and dt["status"] == "True" and dt["reason"] == "PreemptionByScheduler", pg.get("status")
+        assert dt["message"] == "gantry-scheduler: preempting to accommodate a higher priority pod", dt
+        # Each condition has its own field manager: writing DisruptionTarget kept the scheduling condition.
+        sched = condition(pg, "PodGroupInitiallyScheduled")
+        assert sched and sched["status"] == "True", pg.get("status")
+        log(f"PodGroup victims: {pg['status']['conditions']}")
+        assert g.metric("scheduler_preemption_victims_count") == 2
+
+    guarded([g], body, c)
+    assert g.stop() == 0
+    check_bound_once(cp, ["victims-0", "victims-1", "high"])
+    check_least_privilege(cp, expect=[("delete", "core:pods"), ("patch", "scheduling.k8s.io:podgroups/status")])
+
+
 def restart_apiserver(cp):
     pidfiles = glob.glob(os.path.join(cp.dir, "**", "kube-apiserver.pid"), recursive=True)
     assert pidfiles, f"no kube-apiserver.pid under {cp.dir}"
@@ -656,6 +704,7 @@ TESTS = {
     "dra": test_dra,
     "gang": test_gang,
     "preemption": test_preemption,
+    "preemption-podgroup": test_preemption_podgroup,
     "apiserver-restart": test_apiserver_restart,
 }
 

@@ -190,12 +190,25 @@ TEST(ApiClusterWriter, PreemptionMarksThenDeletesWithUidPrecondition) {
   std::vector<Seen> seen = api.Take();
   ASSERT_EQ(seen.size(), 3u);
   EXPECT_EQ(seen[0].method, "PATCH");
-  EXPECT_EQ(nlohmann::json::parse(seen[0].body)["status"]["conditions"][0]["type"], "DisruptionTarget");
+  nlohmann::json cond = nlohmann::json::parse(seen[0].body)["status"]["conditions"][0];
+  EXPECT_EQ(cond["type"], "DisruptionTarget");
+  EXPECT_EQ(cond["reason"], "PreemptionByScheduler");
+  EXPECT_EQ(cond["message"], "gantry-scheduler: preempting to accommodate a higher priority pod");
   EXPECT_EQ(seen[1].method, "DELETE");
   EXPECT_EQ(nlohmann::json::parse(seen[1].body)["preconditions"]["uid"], "uid-victim");
   nlohmann::json e = nlohmann::json::parse(seen[2].body);
   EXPECT_EQ(e["reason"], "Preempted");
   EXPECT_EQ(e["note"], "Preempted by pod uid-big on node n1");
+
+  // A member of a PodGroup preempts for its group.
+  api::Pod member = MakePod("m");
+  member.pod_group_name = api::Symbol::Intern("gang");
+  EXPECT_TRUE(w.DeletePodForPreemption(MakePod("victim2"), member, "n1").ok());
+  ASSERT_TRUE(w.Flush(5000));
+  seen = api.Take();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(nlohmann::json::parse(seen[0].body)["status"]["conditions"][0]["message"],
+            "gantry-scheduler: preempting to accommodate a higher priority pod group");
 }
 
 TEST(ApiClusterWriter, PodGroupConditionRequests) {
@@ -229,6 +242,18 @@ TEST(ApiClusterWriter, PodGroupConditionRequests) {
        {"PodGroupInitiallyScheduled", "False", "Unschedulable", "x"},
        "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/cg/status", "application/merge-patch+json",
        R"({"phase":"Scheduling"})"},
+      {"native DisruptionTarget (its own field manager)",
+       {"scheduling.k8s.io", "PodGroup", "ml", "v", "uid-v", 2},
+       {"DisruptionTarget", "True", "PreemptionByScheduler", "s: preempting to accommodate a higher priority pod group"},
+       "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/v/status?fieldManager=gantry-scheduler-preemption&"
+       "force=true",
+       "application/apply-patch+yaml",
+       R"({"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"s: preempting to accommodate a )"
+       R"(higher priority pod group","observedGeneration":2,"reason":"PreemptionByScheduler","status":"True",)"
+       R"("type":"DisruptionTarget"}]})"},
+      {"coscheduling DisruptionTarget",
+       {"scheduling.x-k8s.io", "PodGroup", "ml", "cg", "uid-cg", 1},
+       {"DisruptionTarget", "True", "PreemptionByScheduler", "x"}, "", "", ""},
       {"coscheduling True",
        {"scheduling.x-k8s.io", "PodGroup", "ml", "cg", "uid-cg", 1},
        {"PodGroupInitiallyScheduled", "True", "Scheduled", "x"}, "", "", ""},

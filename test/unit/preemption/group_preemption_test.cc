@@ -105,6 +105,26 @@ sim::SimulationResult Simulate(const std::string& yaml) {
   return sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
 }
 
+// `group` ("ns/name") carries DisruptionTarget=True (PreemptionByScheduler)
+// exactly when `want`, written once, and the scheduling condition is kept.
+void ExpectDisruptionTarget(const sim::SimulationResult& r, const std::string& group, bool want,
+                            const std::string& message) {
+  auto it = r.group_conditions.find("PodGroup " + group);
+  const bool has = it != r.group_conditions.end() && it->second.disruption_target.has_value();
+  EXPECT_EQ(has, want) << group;
+  if (!has || !want) return;
+  const framework::PodGroupCondition& c = *it->second.disruption_target;
+  EXPECT_EQ(c.type, "DisruptionTarget");
+  EXPECT_EQ(c.status, "True");
+  EXPECT_EQ(c.reason, "PreemptionByScheduler");
+  EXPECT_EQ(c.message, "gantry-scheduler: preempting to accommodate " + message) << group;
+  EXPECT_EQ(it->second.disruption_writes, 1) << group;
+  EXPECT_EQ(it->second.group.kind, "PodGroup");
+  EXPECT_EQ(it->second.group.name, group.substr(group.find('/') + 1));
+  nlohmann::json j = sim::ResultJson(r);
+  EXPECT_EQ(j["podgroups"][group]["disruptionTarget"]["reason"], "PreemptionByScheduler");
+}
+
 struct Case {
   std::string name;
   std::function<World()> build;
@@ -152,6 +172,14 @@ TEST_P(GroupPreemptionTest, Run) {
     for (const std::string& p : pods) n += evicted.count(p);
     EXPECT_TRUE(n == 0 || n == pods.size())
         << group << ": " << n << " of " << pods.size() << " evicted";
+  }
+  // Exactly the `all` groups evicted whole carry DisruptionTarget on their PodGroup.
+  for (const std::string& group : w.all_groups) {
+    const auto& pods = w.members[group];
+    size_t n = 0;
+    for (const std::string& p : pods) n += evicted.count(p);
+    const bool whole = !pods.empty() && n == pods.size();
+    ExpectDisruptionTarget(r, group, whole, "a higher priority pod group");
   }
   // Never preempt for a group that does not end up scheduled.
   if (!r.podgroups[c.preemptor].scheduled) {
@@ -465,6 +493,7 @@ TEST_P(SinglePodVictimUnitsTest, Run) {
   }
   EXPECT_EQ(evicted, c.want_evicted) << dump;
   EXPECT_EQ(evicted.size(), r.evictions.size());
+  ExpectDisruptionTarget(r, "ml/v", evicted.contains("ml/v-0"), "a higher priority pod");
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, SinglePodVictimUnitsTest,
