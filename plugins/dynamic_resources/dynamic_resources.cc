@@ -87,6 +87,12 @@ struct CycleData final : framework::StateData {
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   std::vector<api::AllocationResult> reserved;  // Reserve's choice, per to-allocate claim
   std::string reserved_node;
+  // Preemption what-if (AddPod/RemovePod): the allocator's inputs, the pods
+  // removed and the claims whose devices that frees.
+  std::shared_ptr<const state::DraSnapshot> base;
+  std::vector<std::shared_ptr<const api::ResourceClaim>> to_allocate;
+  absl::flat_hash_set<std::string> removed;
+  std::vector<std::shared_ptr<const api::ResourceClaim>> released;
 
   std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<CycleData>(*this); }
 };
@@ -293,7 +299,9 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
   if (!to_allocate.empty()) {
     dra::AllocatorOptions opts;
     opts.features = features_;
-    auto allocator = dra::Allocator::Create(opts, dra->Snapshot(), std::move(to_allocate));
+    data->base = dra->Snapshot();
+    data->to_allocate = to_allocate;
+    auto allocator = dra::Allocator::Create(opts, data->base, std::move(to_allocate));
     if (!allocator.ok()) {
       if (absl::IsNotFound(allocator.status())) {
         // A missing DeviceClass may still be created: wait for it.
@@ -307,6 +315,58 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
   }
   state.Write(kStateKey, std::move(data));
   return Status();
+}
+
+Status DynamicResources::RebuildAllocator(framework::CycleState& state) {
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return Status::Error(std::string(read.status().message()));
+  CycleData& data = **read;
+  std::vector<const api::AllocationResult*> released;
+  for (const auto& c : data.released) released.push_back(&*c->status.allocation);
+  dra::AllocatorOptions opts;
+  opts.features = features_;
+  auto allocator = dra::Allocator::Create(opts, state::SnapshotWithReleased(*data.base, released), data.to_allocate);
+  if (!allocator.ok()) return Status::Error(std::string(allocator.status().message()));
+  data.allocator = std::move(*allocator);
+  data.shared = std::make_shared<Shared>();  // solutions of the old allocator do not apply
+  return Status();
+}
+
+Status DynamicResources::RemovePod(framework::CycleState& state, const framework::PodInfo&,
+                                   const framework::PodInfo& to_remove, const framework::NodeInfo&) {
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return Status::Error(std::string(read.status().message()));
+  CycleData& data = **read;
+  state::DraState* dra = handle_.Dra();
+  if (!data.allocator || dra == nullptr || to_remove.p().resource_claims.empty()) return Status();
+  data.removed.insert(to_remove.uid());
+  bool grew = false;
+  for (auto& c : dra->ReleasableClaims(state::PodClaimKeys(to_remove.p()),
+                                       [&](std::string_view uid) { return data.removed.contains(gantry::AsAbsl(uid)); })) {
+    bool known = false;
+    for (const auto& r : data.released) known = known || r.get() == c.get();
+    if (known) continue;
+    data.released.push_back(std::move(c));
+    grew = true;
+  }
+  return grew ? RebuildAllocator(state) : Status();
+}
+
+Status DynamicResources::AddPod(framework::CycleState& state, const framework::PodInfo&,
+                                const framework::PodInfo& to_add, const framework::NodeInfo&) {
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok()) return Status::Error(std::string(read.status().message()));
+  CycleData& data = **read;
+  if (!data.removed.erase(to_add.uid())) return Status();  // not removed by this what-if
+  // Claims of the pod are held again (and so are claims it shared).
+  const size_t before = data.released.size();
+  std::erase_if(data.released, [&](const std::shared_ptr<const api::ResourceClaim>& c) {
+    for (const api::ResourceClaimConsumerReference& r : c->status.reserved_for) {
+      if (!data.removed.contains(r.uid)) return true;
+    }
+    return false;
+  });
+  return data.released.size() == before ? Status() : RebuildAllocator(state);
 }
 
 Status DynamicResources::Filter(const framework::CycleState& state, const framework::PodInfo&,

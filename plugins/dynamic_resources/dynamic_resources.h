@@ -63,7 +63,8 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::ScorePlugin,
                                public framework::ReservePlugin,
                                public framework::PreBindPlugin,
-                               public framework::EnqueueExtensions {
+                               public framework::EnqueueExtensions,
+                               public framework::PreFilterExtensions {
  public:
   DynamicResources(DynamicResourcesArgs args, framework::FrameworkHandle& handle,
                    dra::Features features = {});
@@ -80,6 +81,15 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                               framework::PreFilterResult* result) override;
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) override;
+  // Preemption what-if (PreFilterExtensions): removing a pod frees the
+  // devices of its allocated claims once every consumer in reservedFor is
+  // removed, so Filter can allocate them to the pod being scheduled; adding
+  // it back holds them again. Only for a pod that allocates claims.
+  framework::PreFilterExtensions* Extensions() override { return this; }
+  framework::Status AddPod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
+                           const framework::PodInfo& pod_to_add, const framework::NodeInfo& node) override;
+  framework::Status RemovePod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
+                              const framework::PodInfo& pod_to_remove, const framework::NodeInfo& node) override;
   // Deallocates one allocated claim that could not be used on any node and
   // is reserved by nobody else.
   framework::PostFilterResult PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
@@ -111,6 +121,9 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   void SetBindingPollWait(PollWait wait) { poll_wait_ = std::move(wait); }
 
  private:
+  // Re-creates the cycle's allocator over its base snapshot with the
+  // released claims' devices free.
+  framework::Status RebuildAllocator(framework::CycleState& state);
   // PreBind's wait for binding conditions of the pod's claims; "" when ready.
   std::string WaitForBindingConditions(const framework::PodInfo& pod, const std::vector<std::string>& claim_keys);
 

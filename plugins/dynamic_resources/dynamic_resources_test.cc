@@ -495,5 +495,74 @@ TEST(DynamicResources, FilterRejectsAllocatedClaimWhoseBindingFailed) {
   EXPECT_FALSE(f.dra.GetClaim("default", "gpus")->IsAllocated());
 }
 
+// Preemption what-if (PreFilterExtensions): a victim's devices are free
+// once every consumer of its claim is removed, and held again when added back.
+TEST(DynamicResources, RemovePodFreesTheDevicesOfItsClaims) {
+  // Both GPUs of node-1 are allocated to claim "held" (gpu-0, gpu-1).
+  auto held = [](std::string_view reserved) {
+    return Decode<api::ResourceClaim>(
+        gantry::StrCat(
+            R"({"metadata":{"name":"held","namespace":"default","uid":"uid-held"},)",
+            R"("spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu","count":2}}]}},)",
+            R"("status":{"allocation":{"devices":{"results":[)",
+            R"({"request":"gpu","driver":"gpu.example.com","pool":"node-1","device":"gpu-0"},)",
+            R"({"request":"gpu","driver":"gpu.example.com","pool":"node-1","device":"gpu-1"}]}},)",
+            R"("reservedFor":[)", reserved, "]}}"),
+        &api::DecodeResourceClaim, "ResourceClaim");
+  };
+  auto holder = [](std::string_view name) {
+    return testing::PodInfoFromYaml(gantry::StrCat("metadata: {name: ", name, ", namespace: default, uid: ", name,
+                                                   "}
+spec: {containers: [{name: c}], resourceClaims: "
+                                                   "[{name: g, resourceClaimName: held}]}"));
+  };
+  const std::string v1 = R"({"resource":"pods","name":"v1","uid":"v1"})";
+  const std::string v2 = R"({"resource":"pods","name":"v2","uid":"v2"})";
+  struct Step {
+    std::string op;  // "remove" / "add" a holder
+    std::string pod;
+    Code want;       // the preemptor on node-1 afterwards
+  };
+  struct Case {
+    const char* name;
+    std::string reserved;
+    std::vector<Step> steps;
+  } cases[] = {
+      {"sole consumer removed, then added back",
+       v1,
+       {{"remove", "v1", Code::kSuccess}, {"add", "v1", Code::kUnschedulable}}},
+      {"shared claim: free only when both consumers leave",
+       v1 + "," + v2,
+       {{"remove", "v1", Code::kUnschedulable},
+        {"remove", "v2", Code::kSuccess},
+        {"add", "v2", Code::kUnschedulable}}},
+      {"a pod that does not hold the claim frees nothing", v1, {{"remove", "v2", Code::kUnschedulable}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f;
+    f.dra.UpsertClaim(held(c.reserved));
+    f.dra.UpsertClaim(Claim("gpus", 1));
+    DynamicResources p({}, f.handle);
+    auto pod = PodWithClaim("gpus");
+    framework::CycleState st;
+    framework::PreFilterResult r;
+    ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+    ASSERT_EQ(f.FilterOn(p, st, *pod, "node-1").code(), Code::kUnschedulable);
+    ASSERT_NE(p.Extensions(), nullptr);
+    for (const Step& s : c.steps) {
+      SCOPED_TRACE(s.op + " " + s.pod);
+      auto other = holder(s.pod);
+      const framework::NodeInfo& node = *f.handle.Get("node-1");
+      framework::Status es = s.op == "remove" ? p.Extensions()->RemovePod(st, *pod, *other, node)
+                                              : p.Extensions()->AddPod(st, *pod, *other, node);
+      ASSERT_TRUE(es.IsSuccess()) << es.Message();
+      EXPECT_EQ(f.FilterOn(p, st, *pod, "node-1").code(), s.want);
+    }
+    // The what-if never touched the cluster's DRA state.
+    EXPECT_TRUE(f.dra.Snapshot()->allocations->InUse(0));
+  }
+}
+
 }  // namespace
 }  // namespace gantry::plugins::dynamic_resources

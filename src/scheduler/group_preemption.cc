@@ -313,6 +313,45 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     if (u.priority < priority) candidates.push_back(&u);
   }
 
+  // DRA: while units are removed, the allocated claims their pods alone
+  // hold are released (state::DraState::SetReleasedClaims), so members'
+  // PreFilter sees those devices as free. Claims held by a pod that stays
+  // (or shared with one) are not released.
+  std::vector<std::shared_ptr<const api::ResourceClaim>> released;
+  auto release_claims_of = [&](const std::vector<const VictimUnit*>& units) {
+    std::vector<std::string> keys;
+    absl::flat_hash_set<std::string> leaving_uids;
+    for (const VictimUnit* u : units) {
+      for (const auto& [node, pod] : u->pods) {
+        if (pod->p().resource_claims.empty()) continue;
+        leaving_uids.insert(pod->uid());
+        for (std::string& k : state::PodClaimKeys(pod->p())) keys.push_back(std::move(k));
+      }
+    }
+    std::vector<std::shared_ptr<const api::ResourceClaim>> now =
+        keys.empty() ? std::vector<std::shared_ptr<const api::ResourceClaim>>{}
+                     : dra_->ReleasableClaims(keys, [&](std::string_view uid) { return leaving_uids.contains(gantry::AsAbsl(uid)); });
+    if (now.empty() && released.empty()) return;
+    released = now;
+    dra_->SetReleasedClaims(std::move(now));
+  };
+  // True when a device that `u`'s released claims hold was allocated to a
+  // placed member in the meantime.
+  auto claims_taken = [&](const VictimUnit& u) {
+    if (released.empty()) return false;
+    std::shared_ptr<const state::DraSnapshot> view = dra_->Snapshot();  // with `released` free
+    for (const auto& [node, pod] : u.pods) {
+      if (pod->p().resource_claims.empty()) continue;
+      const std::vector<std::string> keys = state::PodClaimKeys(pod->p());
+      for (const auto& c : released) {
+        const std::string key = gantry::StrCat(c->meta.namespace_.view(), "/", c->meta.name);
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+        if (state::AnyDeviceInUse(*view, *c->status.allocation)) return true;
+      }
+    }
+    return false;
+  };
+
   // ---- 3. Per domain -----------------------------------------------------------
   std::optional<DomainChoice> best;
   std::string first_failure;
@@ -334,18 +373,21 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     std::sort(relevant.begin(), relevant.end(),
               [](const VictimUnit* a, const VictimUnit* b) { return MoreImportantUnit(*b, *a); });
 
-    // Removes the leaving units and the first `k` of `relevant`, places, and
-    // (unless `keep`) restores everything. Returns the placement.
+    // Removes the leaving units and the first `k` of `relevant` (their DRA
+    // claims released, see release_claims_of), places, and (unless `keep`)
+    // restores everything. Returns the placement.
     std::vector<const VictimUnit*> removed;
     auto trial = [&](size_t k, bool keep) {
       removed.clear();
       for (const VictimUnit* u : leaving) removed.push_back(u);
       for (size_t i = 0; i < k; ++i) removed.push_back(relevant[i]);
       for (const VictimUnit* u : removed) RemoveUnit(*u);
+      release_claims_of(removed);
       Placement pl = Place(*algorithm_, *fw, snapshot_, members, need, nodes);
       if (!keep) {
         Unplace(*fw, snapshot_, members, pl);
         for (const VictimUnit* u : removed) RestoreUnit(*u);
+        release_claims_of({});
       }
       return pl;
     };
@@ -380,6 +422,7 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
       if (pl.placed < need) {
         Unplace(*fw, snapshot_, members, pl);
         for (const VictimUnit* u : removed) RestoreUnit(*u);
+        release_claims_of({});
         continue;
       }
     }
@@ -401,10 +444,13 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     choice.member_nodes = pl.nodes;
     choice.leaving = leaving;
     std::vector<const VictimUnit*> reprieved;
+    std::vector<const VictimUnit*> still_removed = removed;
     for (const VictimUnit* u : order) {
       std::vector<std::pair<framework::NodeInfo*, std::string>> back;
-      bool fits = true;
+      // Devices of its claims taken by the placed members: it cannot stay.
+      bool fits = !claims_taken(*u);
       for (const auto& [node, pod] : u->pods) {
+        if (!fits) break;
         framework::CycleState st;
         framework::ScheduleResult result;
         framework::FitError fit;
@@ -418,6 +464,8 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
       }
       if (fits) {
         reprieved.push_back(u);
+        std::erase(still_removed, u);
+        release_claims_of(still_removed);  // its claims are held again
         continue;
       }
       for (size_t i = back.size(); i-- > 0;) back[i].first->RemovePod(back[i].second);
@@ -427,6 +475,7 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     for (const VictimUnit* u : reprieved) RemoveUnit(*u);
     Unplace(*fw, snapshot_, members, pl);
     for (const VictimUnit* u : removed) RestoreUnit(*u);
+    release_claims_of({});
 
     const std::vector<bool> victim_violations =
         PdbViolations(choice.victims, snapshot_.PodDisruptionBudgets());

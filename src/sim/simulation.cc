@@ -277,6 +277,30 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
     if (!(seconds >= 0)) return;
     completions[{clock.NowMicros() + static_cast<int64_t>(seconds * 1e6), completion_seq++}] = bound;
   };
+  // The ResourceClaim controller, for a pod that finished or was deleted:
+  // the pod leaves reservedFor of its claims; a claim no pod reserves any
+  // more is deallocated (its devices are free again), and a claim generated
+  // for the deleted pod from a template is deleted with it.
+  auto release_claims = [&](const api::Pod& pod, bool deleted) {
+    for (const std::string& key : state::PodClaimKeys(pod)) {
+      const size_t slash = key.find('/');
+      std::shared_ptr<const api::ResourceClaim> claim =
+          sched.dra().GetClaim(std::string_view(key).substr(0, slash), std::string_view(key).substr(slash + 1));
+      if (claim == nullptr) continue;
+      bool owned = false;
+      for (const api::OwnerReference& o : claim->meta.owner_references) owned = owned || o.uid == pod.meta.uid;
+      if (deleted && owned) {
+        sched.OnResourceClaimDelete(claim);
+        continue;
+      }
+      if (!claim->IsReservedFor(pod.meta.uid)) continue;
+      auto updated = std::make_shared<api::ResourceClaim>(*claim);
+      std::erase_if(updated->status.reserved_for,
+                    [&](const api::ResourceClaimConsumerReference& r) { return r.uid == pod.meta.uid; });
+      if (updated->status.reserved_for.empty()) updated->status = {};
+      sched.OnResourceClaim(claim, std::move(updated));
+    }
+  };
   auto run_due_completions = [&]() {
     bool any = false;
     while (!completions.empty() && completions.begin()->first.first <= clock.NowMicros()) {
@@ -284,6 +308,7 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
       completions.erase(completions.begin());
       auto done = std::make_shared<api::Pod>(*pod);
       done->phase = api::PodPhase::kSucceeded;
+      release_claims(*done, /*deleted=*/false);
       sched.OnPodUpdate(pod, std::move(done));
       result.completed++;
       any = true;
@@ -313,6 +338,7 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
       std::shared_ptr<const api::Pod> pod = deletions.begin()->second;
       deletions.erase(deletions.begin());
       sched.OnPodDelete(pod);
+      release_claims(*pod, /*deleted=*/true);
       result.placements.erase(pod->meta.Key());
     }
   };

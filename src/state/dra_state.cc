@@ -152,6 +152,11 @@ struct DraState::Impl {
   std::shared_ptr<const DraAllocations> allocations;
   uint64_t snapshot_alloc_generation = 0;
   int64_t rebuilds = 0;
+  // Preemption what-if: claims shown as released, and the derived view of
+  // `released_base` (rebuilt when the base snapshot changes).
+  std::vector<std::shared_ptr<const api::ResourceClaim>> released;
+  std::shared_ptr<const DraSnapshot> released_base;
+  std::shared_ptr<const DraSnapshot> released_snapshot;
 };
 
 DraState::DraState() : impl_(std::make_unique<Impl>()) {}
@@ -544,7 +549,95 @@ std::shared_ptr<const DraSnapshot> DraState::Snapshot() {
     s->classes = m.classes;
     m.snapshot = std::move(s);
   }
-  return m.snapshot;
+  if (m.released.empty()) return m.snapshot;
+  if (m.released_base != m.snapshot) {
+    std::vector<const api::AllocationResult*> allocations;
+    for (const auto& c : m.released) {
+      if (c->status.allocation) allocations.push_back(&*c->status.allocation);
+    }
+    m.released_snapshot = SnapshotWithReleased(*m.snapshot, allocations);
+    m.released_base = m.snapshot;
+  }
+  return m.released_snapshot;
+}
+
+void DraState::SetReleasedClaims(std::vector<std::shared_ptr<const api::ResourceClaim>> claims) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->released = std::move(claims);
+  impl_->released_base.reset();
+  impl_->released_snapshot.reset();
+}
+
+std::vector<std::shared_ptr<const api::ResourceClaim>> DraState::ReleasableClaims(
+    const std::vector<std::string>& claim_keys, const std::function<bool(std::string_view uid)>& leaving) const {
+  std::vector<std::shared_ptr<const api::ResourceClaim>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& key : claim_keys) {
+    auto it = impl_->claims.find(key);
+    if (it == impl_->claims.end() || !it->second->IsAllocated()) continue;
+    const auto& rf = it->second->status.reserved_for;
+    if (rf.empty()) continue;  // held by no pod: evicting pods frees nothing
+    bool all = true;
+    for (const api::ResourceClaimConsumerReference& c : rf) all = all && leaving(c.uid);
+    if (!all) continue;
+    bool dup = false;
+    for (const auto& o : out) dup = dup || o.get() == it->second.get();
+    if (!dup) out.push_back(it->second);
+  }
+  return out;
+}
+
+std::shared_ptr<const DraSnapshot> SnapshotWithReleased(const DraSnapshot& base,
+                                                        const std::vector<const api::AllocationResult*>& released) {
+  auto s = std::make_shared<DraSnapshot>(base);
+  if (released.empty() || !base.inventory || !base.allocations) return s;
+  auto a = std::make_shared<DraAllocations>(*base.allocations);
+  const DraInventory& inv = *base.inventory;
+  for (const api::AllocationResult* r : released) {
+    for (const api::DeviceRequestAllocationResult& d : r->results) {
+      if (d.admin_access) continue;
+      const int32_t idx = inv.Find(d.driver, d.pool, d.device);
+      if (idx < 0) continue;
+      if (d.share_id.empty()) {
+        if (static_cast<size_t>(idx) < a->in_use.size() && a->in_use[idx] > 0) a->in_use[idx]--;
+        continue;
+      }
+      auto it = a->consumed.find(idx);
+      if (it == a->consumed.end()) continue;
+      for (const api::CapacityRequest& c : d.consumed_capacity) {
+        const api::Symbol name = api::QualifyName(c.name.view(), d.driver);
+        for (auto& [n, total] : it->second) {
+          if (n == name) total = std::max<int64_t>(0, total - c.value.MilliValue());
+        }
+      }
+    }
+  }
+  s->allocations = std::move(a);
+  return s;
+}
+
+bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& allocation) {
+  if (!snapshot.inventory || !snapshot.allocations) return false;
+  for (const api::DeviceRequestAllocationResult& d : allocation.results) {
+    if (d.admin_access || !d.share_id.empty()) continue;
+    if (snapshot.allocations->InUse(snapshot.inventory->Find(d.driver, d.pool, d.device))) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> PodClaimKeys(const api::Pod& pod) {
+  std::vector<std::string> out;
+  const std::string_view ns = pod.meta.namespace_.view();
+  for (const api::PodResourceClaim& rc : pod.resource_claims) {
+    if (!rc.resource_claim_name.empty()) {
+      out.push_back(NsKey(ns, rc.resource_claim_name));
+      continue;
+    }
+    for (const api::PodResourceClaimStatus& st : pod.resource_claim_statuses) {
+      if (st.name == rc.name && !st.resource_claim_name.empty()) out.push_back(NsKey(ns, st.resource_claim_name));
+    }
+  }
+  return out;
 }
 
 DraStats DraState::Stats() const {

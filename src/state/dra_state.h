@@ -29,11 +29,18 @@
 //  - in-flight allocations added in Reserve, dropped in Unreserve or when
 //    PreBind wrote the claim (AssumeClaim).
 // After a restart the state is rebuilt from the claims' statuses alone.
+//
+// Preemption what-if: SnapshotWithReleased() derives a snapshot in which the
+// devices of given claims are free (the claims of pods a preemption
+// evaluation has removed), and SetReleasedClaims() makes Snapshot() return
+// such a view until it is cleared (the group preemption's dry run, which
+// schedules members through the normal PreFilter).
 #ifndef GANTRY_SRC_STATE_DRA_STATE_H_
 #define GANTRY_SRC_STATE_DRA_STATE_H_
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +50,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "src/api/dra.h"
 #include "src/api/node.h"
+#include "src/api/pod.h"
 
 namespace gantry::state {
 
@@ -196,6 +204,21 @@ struct DraSnapshot {
   const api::DeviceClass* FindClass(std::string_view name) const;
 };
 
+// `base` with the devices of `released` allocations free again: exclusive
+// counts decremented, consumed capacity of shared devices given back
+// (admin-access results never held a device). The inventory and classes are
+// shared with `base`.
+std::shared_ptr<const DraSnapshot> SnapshotWithReleased(const DraSnapshot& base,
+                                                        const std::vector<const api::AllocationResult*>& released);
+
+// True when some exclusive device of `allocation` is in use in `snapshot`
+// (it could not be held again without a double allocation).
+bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& allocation);
+
+// "namespace/name" of every ResourceClaim `pod` uses: spec.resourceClaims by
+// name, or from a template as recorded in status.resourceClaimStatuses.
+std::vector<std::string> PodClaimKeys(const api::Pod& pod);
+
 struct DraStats {
   int64_t slices = 0, pools = 0, devices = 0, classes = 0, claims = 0, allocated_claims = 0,
           in_flight = 0, inventory_rebuilds = 0;
@@ -229,6 +252,16 @@ class DraState {
   // The current immutable view (rebuilt lazily when anything changed).
   std::shared_ptr<const DraSnapshot> Snapshot();
   DraStats Stats() const;
+
+  // The allocated claims among `claim_keys` whose every reservedFor consumer
+  // is in `leaving` (pod UIDs): what evicting those pods would free.
+  std::vector<std::shared_ptr<const api::ResourceClaim>> ReleasableClaims(
+      const std::vector<std::string>& claim_keys, const std::function<bool(std::string_view uid)>& leaving) const;
+
+  // ---- Preemption what-if (scheduling thread only) -------------------------
+  // While `claims` is non-empty, Snapshot() returns the current view with
+  // their allocations released (SnapshotWithReleased); an empty list ends it.
+  void SetReleasedClaims(std::vector<std::shared_ptr<const api::ResourceClaim>> claims);
 
   // ---- In-flight allocations (Reserve / Unreserve / PreBind) --------------
   // Marks `allocation` of the claim `claim_uid` as being allocated; replaces

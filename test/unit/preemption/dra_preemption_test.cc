@@ -1,0 +1,277 @@
+// Preemption with GPUs as DRA devices, offline through the real engine
+// (default configuration, built-in plugins, the simulator's virtual clock and
+// its ResourceClaim controller): the dry run sees the devices of the victims'
+// claims as free, for a single pod (DefaultPreemption through the
+// DynamicResources PreFilterExtensions) and for a PodGroup (the group cycle's
+// released-claims view), and the preemptor then gets exactly those devices.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gantry/util/strings.h"
+#include "gtest/gtest.h"
+#include "plugins/registry/registry.h"
+#include "src/config/config.h"
+#include "src/scheduler/setup.h"
+#include "src/sim/loader.h"
+#include "src/sim/simulation.h"
+
+namespace gantry {
+namespace {
+
+// A cluster of 4-GPU nodes (one ResourceSlice each, devices gpu-0..3, pool =
+// node name) and the objects the cases add.
+struct DraWorld {
+  std::string yaml =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+      "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]}\n---\n";
+  std::map<std::string, int> priority;  // pod key -> priority
+
+  void Node(const std::string& name) {
+    yaml += gantry::StrCat("apiVersion: v1\nkind: Node\nmetadata: {name: ", name,
+                           "}\nstatus: {allocatable: {cpu: '64', memory: 512Gi, pods: '110'}}\n---\n");
+    std::string devs;
+    for (int g = 0; g < 4; ++g) devs += gantry::StrCat("  - {name: gpu-", g, "}\n");
+    yaml += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: ", name,
+                           "-gpu}\nspec:\n  driver: gpu.example.com\n  pool: {name: ", name,
+                           ", generation: 1, resourceSliceCount: 1}\n  nodeName: ", name, "\n  devices:\n", devs,
+                           "---\n");
+  }
+  // A claim allocated to `devices` of `node`, reserved for the pods `holders`.
+  void HeldClaim(const std::string& name, const std::string& node, const std::vector<int>& devices,
+                 const std::vector<std::string>& holders) {
+    std::string results, reserved;
+    for (int d : devices) {
+      results += gantry::StrCat("      - {request: gpu, driver: gpu.example.com, pool: ", node, ", device: gpu-", d,
+                                "}\n");
+    }
+    for (const std::string& h : holders) reserved += gantry::StrCat("  - {resource: pods, name: ", h, ", uid: ", h, "}\n");
+    yaml += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: ", name,
+                           ", namespace: ml, uid: ", name,
+                           "}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, "
+                           "count: ",
+                           devices.size(), "}}]}}\nstatus:\n  allocation:\n    devices:\n      results:\n", results,
+                           "    nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, "
+                           "values: [",
+                           node, "]}]}]}\n  reservedFor:\n", reserved, "---\n");
+  }
+  // A claim template for `count` GPUs.
+  void Template(const std::string& name, int count) {
+    yaml += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: ", name,
+                           ", namespace: ml}\nspec: {spec: {devices: {requests: [{name: gpu, exactly: "
+                           "{deviceClassName: gpu.example.com, count: ",
+                           count, "}}]}}}\n---\n");
+  }
+  void Group(const std::string& name, int min_count, int prio) {
+    yaml += gantry::StrCat("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: ", name,
+                           ", namespace: ml}\nspec:\n  priority: ", prio, "\n  schedulingPolicy:\n    gang: {minCount: ",
+                           min_count, "}\n---\n");
+  }
+  // A pod using claim `claim` (bound to `node` when set) or, with `tmpl`, a
+  // claim generated from that template.
+  // `start`: status.startTime in seconds after 2026-01-01T00:00:00Z (bound pods).
+  void Pod(const std::string& name, const std::string& node, int prio, const std::string& claim,
+           const std::string& tmpl = "", const std::string& group = "", int start = 0) {
+    std::string s = gantry::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", namespace: ml, uid: ", name,
+                                   "}\nspec:\n  schedulerName: gantry-scheduler\n  priority: ", prio,
+                                   "\n  terminationGracePeriodSeconds: 30\n");
+    if (!group.empty()) s += gantry::StrCat("  schedulingGroup: {podGroupName: ", group, "}\n");
+    if (!node.empty()) s += gantry::StrCat("  nodeName: ", node, "\n");
+    s += "  containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]\n";
+    if (!tmpl.empty()) {
+      s += gantry::StrCat("  resourceClaims: [{name: gpu, resourceClaimTemplateName: ", tmpl, "}]\n");
+    } else if (!claim.empty()) {
+      s += gantry::StrCat("  resourceClaims: [{name: gpu, resourceClaimName: ", claim, "}]\n");
+    }
+    if (!node.empty()) s += gantry::StrCat("status: {phase: Running, startTime: '2026-01-01T00:00:0", start, "Z'}\n");
+    yaml += s + "---\n";
+    priority["ml/" + name] = prio;
+  }
+  // Node `node` full: four prio-0 pods, each holding one GPU through its own
+  // claim; low-<node>-<d> holds gpu-<d> and started at second d.
+  void FullNode(const std::string& node) {
+    Node(node);
+    for (int d = 0; d < 4; ++d) {
+      const std::string pod = gantry::StrCat("low-", node, "-", d);
+      HeldClaim(pod + "-gpu", node, {d}, {pod});
+      Pod(pod, node, 0, pod + "-gpu", "", "", d);
+    }
+  }
+};
+
+sim::SimulationResult Simulate(const std::string& yaml) {
+  framework::Registry registry;
+  EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
+  auto cfg = config::DefaultConfig(registry);
+  EXPECT_TRUE(cfg.ok()) << cfg.status();
+  api::ObjectSet objects;
+  sim::LoadStats stats;
+  absl::Status st = sim::LoadClusterText("test.yaml", yaml, false, &objects, &stats);
+  EXPECT_TRUE(st.ok()) << st;
+  FakeClock clock(1'000'000'000);
+  state::ClusterState cluster(clock);
+  sim::InMemoryWriter writer;
+  auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
+  EXPECT_TRUE(bundle.ok()) << bundle.status();
+  return sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
+}
+
+// "pool/device" of every device allocated to claims generated for `pod`.
+std::set<std::string> DevicesOf(const sim::SimulationResult& r, const std::string& pod) {
+  std::set<std::string> out;
+  for (const auto& [claim, devs] : r.allocations) {
+    if (claim.rfind(pod + "-gpu-", 0) != 0) continue;
+    for (const auto& d : devs) out.insert(d.pool + "/" + d.device);
+  }
+  return out;
+}
+
+struct Case {
+  std::string name;
+  std::function<DraWorld()> build;
+  std::vector<std::string> preemptors;  // pod keys that must end up placed (none: nothing may be evicted)
+  int preemptor_priority;
+  std::set<std::string> want_evicted;  // exact
+  // pod key -> its devices afterwards ("pool/device"), exact.
+  std::map<std::string, std::set<std::string>> want_devices;
+};
+
+class DraPreemptionTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DraPreemptionTest, Run) {
+  const Case& c = GetParam();
+  DraWorld w = c.build();
+  sim::SimulationResult r = Simulate(w.yaml);
+  const std::string dump = sim::ResultJson(r).dump(1);
+  std::set<std::string> evicted;
+  for (const auto& e : r.evictions) {
+    evicted.insert(e.pod);
+    EXPECT_LT(w.priority[e.pod], c.preemptor_priority) << e.pod;  // never an equal or higher victim
+  }
+  EXPECT_EQ(evicted.size(), r.evictions.size()) << "a pod evicted twice\n" << dump;
+  EXPECT_EQ(evicted, c.want_evicted) << dump;
+  for (const std::string& p : c.preemptors) EXPECT_EQ(r.placements.count(p), 1u) << p << "\n" << dump;
+  for (const auto& [pod, devices] : c.want_devices) EXPECT_EQ(DevicesOf(r, pod), devices) << pod << "\n" << dump;
+  // No device is allocated twice, and evicted pods' claims were released.
+  std::set<std::string> seen;
+  for (const auto& [claim, devs] : r.allocations) {
+    for (const auto& d : devs) EXPECT_TRUE(seen.insert(d.pool + "/" + d.device).second) << d.device << "\n" << dump;
+    for (const std::string& v : evicted) EXPECT_NE(claim, v + "-gpu") << "claim of an evicted pod still allocated";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, DraPreemptionTest,
+    ::testing::Values(
+        Case{"PodGetsTheVictimsDevices",
+             [] {
+               DraWorld w;
+               w.FullNode("n0");
+               w.Template("two", 2);
+               w.Pod("high", "", 1000, "", "two");
+               return w;
+             },
+             {"ml/high"},
+             1000,
+             {"ml/low-n0-2", "ml/low-n0-3"},  // reprieve keeps the earlier-started (more important) two
+             {{"ml/high", {"n0/gpu-2", "n0/gpu-3"}}}},
+        Case{"PodThatWouldStillNotFitEvictsNothing",
+             [] {
+               DraWorld w;
+               w.FullNode("n0");
+               w.Template("five", 5);
+               w.Pod("high", "", 1000, "", "five");
+               return w;
+             },
+             {},
+             1000,
+             {},
+             {}},
+        Case{"ClaimSharedWithAProtectedPodIsNotFreed",
+             [] {
+               // gpu-0,1: claim of low-a alone; gpu-2,3: claim shared by low-b and vip (prio 5000).
+               DraWorld w;
+               w.Node("n0");
+               w.HeldClaim("a-gpu", "n0", {0, 1}, {"low-a"});
+               w.HeldClaim("shared-gpu", "n0", {2, 3}, {"low-b", "vip"});
+               w.Pod("low-a", "n0", 0, "a-gpu");
+               w.Pod("low-b", "n0", 0, "shared-gpu");
+               w.Pod("vip", "n0", 5000, "shared-gpu");
+               w.Template("two", 2);
+               w.Pod("high", "", 1000, "", "two");
+               return w;
+             },
+             {"ml/high"},
+             1000,
+             {"ml/low-a"},
+             {{"ml/high", {"n0/gpu-0", "n0/gpu-1"}}}},
+        Case{"ClaimSharedWithAProtectedPodLimitsThePreemptor",
+             [] {
+               DraWorld w;
+               w.Node("n0");
+               w.HeldClaim("a-gpu", "n0", {0, 1}, {"low-a"});
+               w.HeldClaim("shared-gpu", "n0", {2, 3}, {"low-b", "vip"});
+               w.Pod("low-a", "n0", 0, "a-gpu");
+               w.Pod("low-b", "n0", 0, "shared-gpu");
+               w.Pod("vip", "n0", 5000, "shared-gpu");
+               w.Template("three", 3);
+               w.Pod("high", "", 1000, "", "three");
+               return w;
+             },
+             {},
+             1000,
+             {},
+             {}},
+        Case{"GangGetsTheVictimsDevices",
+             [] {
+               // Two members of 4 GPUs each need both full nodes.
+               DraWorld w;
+               w.FullNode("n0");
+               w.FullNode("n1");
+               w.Template("four", 4);
+               w.Group("big", 2, 1000);
+               w.Pod("big-0", "", 0, "", "four", "big");
+               w.Pod("big-1", "", 0, "", "four", "big");
+               return w;
+             },
+             {"ml/big-0", "ml/big-1"},
+             1000,
+             {"ml/low-n0-0", "ml/low-n0-1", "ml/low-n0-2", "ml/low-n0-3", "ml/low-n1-0", "ml/low-n1-1",
+              "ml/low-n1-2", "ml/low-n1-3"},
+             {}},
+        Case{"GangEvictsOnlyTheDevicesItNeeds",
+             [] {
+               // One member of 2 GPUs: two victims on one node, the rest reprieved.
+               DraWorld w;
+               w.FullNode("n0");
+               w.FullNode("n1");
+               w.Template("two", 2);
+               w.Group("big", 1, 1000);
+               w.Pod("big-0", "", 0, "", "two", "big");
+               return w;
+             },
+             {"ml/big-0"},
+             1000,
+             // Least important first (latest start, then by UID): n1-3, n0-3, n1-2 make room on
+             // n1; reprieve puts n0-3 back.
+             {"ml/low-n1-2", "ml/low-n1-3"},
+             {{"ml/big-0", {"n1/gpu-2", "n1/gpu-3"}}}},
+        Case{"GangThatWouldStillNotFitEvictsNothing",
+             [] {
+               DraWorld w;
+               w.FullNode("n0");
+               w.Template("four", 4);
+               w.Group("big", 2, 1000);
+               w.Pod("big-0", "", 0, "", "four", "big");
+               w.Pod("big-1", "", 0, "", "four", "big");
+               return w;
+             },
+             {},
+             1000,
+             {},
+             {}}),
+    [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace gantry
