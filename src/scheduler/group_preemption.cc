@@ -65,6 +65,23 @@ NominatedRoom::~NominatedRoom() {
   for (size_t i = added_.size(); i-- > 0;) added_[i].first->RemovePod(added_[i].second);
 }
 
+std::optional<TreeDisruptionUnit> TreeUnitOf(const state::ClusterState& state, const state::GroupInfo& group) {
+  std::optional<TreeDisruptionUnit> unit;
+  std::optional<int32_t> priority;
+  std::string parent = group.parent;
+  for (size_t depth = 0; !parent.empty(); ++depth) {
+    if (depth >= api::kWorkloadMaxTreeDepth) return std::nullopt;
+    std::optional<state::GroupInfo> c = state.FindCompositeGroup(parent);
+    if (!c) return std::nullopt;
+    if (std::optional<int32_t> p = state.GroupPriority(*c)) priority = std::max(priority.value_or(*p), *p);
+    parent = c->parent;
+    if (c->disruption_all) unit = TreeDisruptionUnit{std::move(*c), priority};
+  }
+  return unit;
+}
+
+std::string TreeUnitKey(const state::GroupInfo& root) { return gantry::StrCat("CompositePodGroup ", root.key); }
+
 bool MoreImportantUnit(const VictimUnit& a, const VictimUnit& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.whole_group != b.whole_group) return a.whole_group;
@@ -275,6 +292,7 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
   };
   std::vector<VictimUnit> units;
   absl::flat_hash_map<std::string, size_t> unit_index;
+  absl::flat_hash_map<std::string, std::optional<TreeDisruptionUnit>> trees;  // by leaf group key
   absl::flat_hash_set<std::string> members_uids;
   for (const framework::QueuedPodInfo& m : members) members_uids.insert(m.pod_info->uid());
   for (framework::NodeInfo* n : snapshot_.NodeInfos()) {
@@ -287,14 +305,26 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
       if (g != nullptr) {
         if (std::optional<int32_t> gp = state_.GroupPriority(*g)) prio = *gp;
       }
-      const bool whole = g != nullptr && g->disruption_all;
+      bool whole = g != nullptr && g->disruption_all;
       std::string id = whole ? gk : p->uid();
+      const TreeDisruptionUnit* tree = nullptr;
+      if (g != nullptr && !g->parent.empty()) {
+        auto [tit, fresh] = trees.try_emplace(gk);
+        if (fresh) tit->second = TreeUnitOf(state_, *g);
+        if (tit->second) {
+          tree = &*tit->second;
+          whole = true;
+          id = TreeUnitKey(tree->root);
+          if (tree->priority) prio = std::max(prio, *tree->priority);
+        }
+      }
       auto [it, inserted] = unit_index.try_emplace(id, units.size());
       if (inserted) {
         VictimUnit u;
         u.id = std::move(id);
         u.group = gk;
         u.whole_group = whole;
+        if (tree != nullptr) u.tree_root = tree->root;
         u.priority = prio;
         u.earliest_start = p->p().start_micros;
         units.push_back(std::move(u));
@@ -526,20 +556,22 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
           std::string(fw->SchedulerName())});
     }
     if (u->whole_group) {
-      if (const state::GroupInfo* g = find_group(u->group)) {
+      // The unit's object: the subtree's root composite, else the PodGroup.
+      const state::GroupInfo* g = u->tree_root ? &*u->tree_root : find_group(u->group);
+      if (g != nullptr) {
         (void)writer_.UpdatePodGroupCondition(
             PodGroupRefOf(*g),
             framework::PodGroupCondition{std::string(kDisruptionTarget), "True",
                                          std::string(kPreemptionByScheduler),
                                          gantry::StrCat(preemptor.scheduler_name.view(),
                                                         ": preempting to accommodate a higher priority pod group")});
+        const size_t slash = g->key.find('/');
+        writer_.RecordEvent(framework::EventRecord{
+            g->composite ? "CompositePodGroup" : "PodGroup", g->key.substr(0, slash), g->key.substr(slash + 1),
+            g->uid, "Normal", "Preempted", "Preempting",
+            gantry::StrCat("Preempted as a whole (disruptionMode all) by pod group ", key),
+            std::string(fw->SchedulerName())});
       }
-      const size_t slash = u->group.find('/');
-      writer_.RecordEvent(framework::EventRecord{
-          "PodGroup", u->group.substr(0, slash), u->group.substr(slash + 1), "", "Normal",
-          "Preempted", "Preempting",
-          gantry::StrCat("Preempted as a whole (disruptionMode all) by pod group ", key),
-          std::string(fw->SchedulerName())});
     }
   }
   for (const VictimUnit* u : best->leaving) {

@@ -15,12 +15,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gantry/types.h"
 #include "src/queue/scheduling_queue.h"
+#include "src/state/cluster_state.h"
 #include "src/state/snapshot.h"
 
 namespace gantry::scheduler {
@@ -44,12 +46,27 @@ class NominatedRoom {
   std::vector<std::pair<framework::NodeInfo*, std::string>> added_;  // node, uid
 };
 
-// A preemption victim unit: a whole PodGroup with disruptionMode `all`, or
-// one pod (lone, or a member of a `single` group).
+// The CompositePodGroup subtree a member of `group` is evicted with: the
+// top-most ancestor composite with disruptionMode `all` (its whole subtree
+// goes together; with `single` its children are disrupted independently).
+struct TreeDisruptionUnit {
+  state::GroupInfo root;
+  std::optional<int32_t> priority;  // highest priority set on the composites from the group up to `root`
+};
+// nullopt when no ancestor of `group` is a composite in mode `all` (or the
+// tree is broken: a missing parent, a cycle, too deep).
+std::optional<TreeDisruptionUnit> TreeUnitOf(const state::ClusterState& state, const state::GroupInfo& group);
+// The unit key of a tree ("CompositePodGroup ns/name"; PodGroup keys are "ns/name").
+std::string TreeUnitKey(const state::GroupInfo& root);
+
+// A preemption victim unit: a whole PodGroup with disruptionMode `all`, a
+// whole CompositePodGroup subtree in mode `all`, or one pod (lone, or a
+// member of a `single` group).
 struct VictimUnit {
-  std::string id;     // group key for a whole group, pod UID otherwise
+  std::string id;     // unit key for a whole group or tree, pod UID otherwise
   std::string group;  // the victim's group key, "" for a lone pod
   bool whole_group = false;
+  std::optional<state::GroupInfo> tree_root;  // set when the unit is a composite subtree
   // The unit's priority: the group's priority when it has one (it replaces
   // the members'), else the highest member priority.
   int32_t priority = 0;

@@ -84,6 +84,16 @@ void Scheduler::AddProfile(std::unique_ptr<framework::Framework> fw) {
     if (std::optional<state::GroupInfo> g = state_.FindGroup(unit.group)) {
       unit.whole_group = g->disruption_all;
       unit.group_priority = state_.GroupPriority(*g);
+      // In a CompositePodGroup subtree with disruptionMode all, the subtree is the unit.
+      if (!g->parent.empty()) {
+        if (std::optional<TreeDisruptionUnit> tree = TreeUnitOf(state_, *g)) {
+          unit.group = TreeUnitKey(tree->root);
+          unit.whole_group = true;
+          int32_t prio = state_.ResolvePriority(pod);  // the leaf group's priority when it has one
+          if (tree->priority) prio = std::max(prio, *tree->priority);
+          unit.group_priority = prio;
+        }
+      }
     }
     return unit;
   });

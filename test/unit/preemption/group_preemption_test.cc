@@ -509,6 +509,99 @@ INSTANTIATE_TEST_SUITE_P(Cases, SinglePodVictimUnitsTest,
                            return info.param.name;
                          });
 
+// ---- CompositePodGroup subtrees as victims ----------------------------------------
+
+struct TreeCase {
+  std::string name;
+  bool all;                     // the root composite's disruptionMode
+  std::optional<int> priority;  // the root composite's priority
+  bool group_preemptor;         // a 1-member PodGroup instead of a lone pod
+  bool lone_pods;               // n2 holds eight 1-GPU lone pods
+  std::set<std::string> want_evicted;  // exact; empty: exactly `want_count` of the tree's pods
+  int want_count;
+};
+
+class CompositeVictimTest : public ::testing::TestWithParam<TreeCase> {};
+
+TEST_P(CompositeVictimTest, Run) {
+  // Composite ml/tree with leaves a (a-0 on n0) and b (b-0 on n1), 8 GPUs each;
+  // the preemptor (priority 1000) needs a whole 8-GPU node.
+  const TreeCase& c = GetParam();
+  World w;
+  std::string tree =
+      "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\nmetadata: {name: tree, namespace: ml}\n"
+      "spec:\n  workloadRef: {workloadName: w, templateName: tree}\n  schedulingPolicy:\n    gang: {minGroupCount: "
+      "2}\n";
+  if (c.all) tree += "  disruptionMode: {all: {}}\n";
+  if (c.priority) tree += "  priority: " + std::to_string(*c.priority) + "\n";
+  w.yaml += tree + "---\n";
+  for (const std::string leaf : {"a", "b"}) {
+    w.yaml += "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " + leaf +
+              ", namespace: ml}\nspec:\n  workloadRef: {workloadName: w, templateName: " + leaf +
+              "}\n  parentCompositePodGroupName: tree\n  schedulingPolicy:\n    gang: {minCount: 1}\n---\n";
+  }
+  for (int n = 0; n < 3; ++n) w.Node("n" + std::to_string(n), 8);
+  w.Pod("a-0", "n0", 8, 0, "a");
+  w.Pod("b-0", "n1", 8, 0, "b");
+  if (c.lone_pods) {
+    for (int i = 0; i < 8; ++i) w.Pod("lone-" + std::to_string(i), "n2", 1, 0);
+  } else {
+    w.Pod("other", "n2", 8, 2000);  // n2 is not an option
+  }
+  if (c.group_preemptor) {
+    w.Group("big", 1, 1000, false);
+    w.Pod("big-0", "", 8, 0, "big");
+  } else {
+    w.Pod("high", "", 8, 1000);
+  }
+  sim::SimulationResult r = Simulate(w.yaml);
+  const std::string dump = sim::ResultJson(r).dump(1);
+  EXPECT_EQ(r.placements.count(c.group_preemptor ? "ml/big-0" : "ml/high"), 1u) << dump;
+  std::set<std::string> evicted;
+  for (const auto& e : r.evictions) evicted.insert(e.pod);
+  EXPECT_EQ(evicted.size(), r.evictions.size()) << dump;
+  if (!c.want_evicted.empty()) {
+    EXPECT_EQ(evicted, c.want_evicted) << dump;
+  } else {
+    EXPECT_EQ(static_cast<int>(evicted.size()), c.want_count) << dump;
+    for (const std::string& v : evicted) EXPECT_TRUE(v == "ml/a-0" || v == "ml/b-0") << v;
+  }
+  // A tree in mode all goes whole or not at all.
+  if (c.all) {
+    EXPECT_EQ(evicted.count("ml/a-0"), evicted.count("ml/b-0")) << dump;
+  }
+  // DisruptionTarget on the composite exactly when the tree went as a unit.
+  const bool whole = c.all && evicted.contains("ml/a-0");
+  auto it = r.group_conditions.find("CompositePodGroup ml/tree");
+  const bool has = it != r.group_conditions.end() && it->second.disruption_target.has_value();
+  EXPECT_EQ(has, whole) << dump;
+  if (has) {
+    EXPECT_EQ(it->second.disruption_target->reason, "PreemptionByScheduler");
+    EXPECT_EQ(it->second.group.kind, "CompositePodGroup");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CompositeVictimTest,
+    ::testing::Values(
+        // Pod preemptor: the tree (one unit of 2 pods) beats eight lone pods by the sum of priorities.
+        TreeCase{"PodEvictsTreeWhole", true, std::nullopt, false, true, {"ml/a-0", "ml/b-0"}, 0},
+        // Mode single: children go independently, one pod is enough.
+        TreeCase{"PodEvictsOneChildOfSingleTree", false, std::nullopt, false, true, {}, 1},
+        // The composite's priority protects its whole tree (members have priority 0).
+        TreeCase{"CompositePriorityProtectsTree",
+                 true,
+                 5000,
+                 false,
+                 true,
+                 {"ml/lone-0", "ml/lone-1", "ml/lone-2", "ml/lone-3", "ml/lone-4", "ml/lone-5", "ml/lone-6",
+                  "ml/lone-7"},
+                 0},
+        // Group preemptor: the tree is one victim unit.
+        TreeCase{"GroupEvictsTreeWhole", true, std::nullopt, true, false, {"ml/a-0", "ml/b-0"}, 0},
+        TreeCase{"GroupEvictsOneChildOfSingleTree", false, std::nullopt, true, false, {}, 1}),
+    [](const ::testing::TestParamInfo<TreeCase>& info) { return info.param.name; });
+
 // ---- Nominated room on a bare scheduler ------------------------------------------
 
 struct RoomCase {
