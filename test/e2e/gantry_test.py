@@ -209,6 +209,14 @@ def setup(cp, nodes=2, cpu="4", memory="8Gi", prefix="node"):
     return c
 
 
+def priority_classes(c):
+    """PriorityClasses e2e-low (100) and e2e-high (1000)."""
+    for name, value in (("low", 100), ("high", 1000)):
+        c.post("/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"e2e-{name}"},
+            "value": value})
+
+
 def create_pod(c, name, **kw):
     kw.setdefault("scheduler_name", SCHEDULER)
     return c.wait(f"create pod {name}", lambda: c.create_pod(NS, name, **kw), timeout=20)
@@ -557,10 +565,7 @@ def test_gang(cp, binary):
 
 def test_preemption(cp, binary):
     c = setup(cp, nodes=1, cpu="4")
-    for name, value in (("low", 100), ("high", 1000)):
-        c.post("/apis/scheduling.k8s.io/v1/priorityclasses", {
-            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"e2e-{name}"},
-            "value": value})
+    priority_classes(c)
     cfg = deployed_gantry_config(cp)
     g = start_gantry(cp, binary, cfg)
 
@@ -604,10 +609,7 @@ def test_preemption(cp, binary):
 
 def test_preemption_podgroup(cp, binary):
     c = setup(cp, nodes=1, cpu="4")
-    for name, value in (("low", 100), ("high", 1000)):
-        c.post("/apis/scheduling.k8s.io/v1/priorityclasses", {
-            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"e2e-{name}"},
-            "value": value})
+    priority_classes(c)
     cfg = deployed_gantry_config(cp)
     g = start_gantry(cp, binary, cfg)
     pg_path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/victims"

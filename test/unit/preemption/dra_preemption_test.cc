@@ -11,11 +11,8 @@
 
 #include "gantry/util/strings.h"
 #include "gtest/gtest.h"
-#include "plugins/registry/registry.h"
-#include "src/config/config.h"
-#include "src/scheduler/setup.h"
-#include "src/sim/loader.h"
 #include "src/sim/simulation.h"
+#include "test/unit/preemption/simulate.h"
 
 namespace gantry {
 namespace {
@@ -100,22 +97,7 @@ struct DraWorld {
   }
 };
 
-sim::SimulationResult Simulate(const std::string& yaml) {
-  framework::Registry registry;
-  EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
-  auto cfg = config::DefaultConfig(registry);
-  EXPECT_TRUE(cfg.ok()) << cfg.status();
-  api::ObjectSet objects;
-  sim::LoadStats stats;
-  absl::Status st = sim::LoadClusterText("test.yaml", yaml, false, &objects, &stats);
-  EXPECT_TRUE(st.ok()) << st;
-  FakeClock clock(1'000'000'000);
-  state::ClusterState cluster(clock);
-  sim::InMemoryWriter writer;
-  auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
-  EXPECT_TRUE(bundle.ok()) << bundle.status();
-  return sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
-}
+sim::SimulationResult Simulate(const std::string& yaml) { return testing::SimulateYaml(yaml); }
 
 // "pool/device" of every device allocated to claims generated for `pod`.
 std::set<std::string> DevicesOf(const sim::SimulationResult& r, const std::string& pod) {
@@ -125,6 +107,21 @@ std::set<std::string> DevicesOf(const sim::SimulationResult& r, const std::strin
     for (const auto& d : devs) out.insert(d.pool + "/" + d.device);
   }
   return out;
+}
+
+// One 4-GPU node: gpu-0,1 are the claim of low-a alone, gpu-2,3 a claim shared
+// by low-b and vip (priority 5000); "high" (priority 1000) wants `gpus`.
+DraWorld SharedClaimWorld(int gpus) {
+  DraWorld w;
+  w.Node("n0");
+  w.HeldClaim("a-gpu", "n0", {0, 1}, {"low-a"});
+  w.HeldClaim("shared-gpu", "n0", {2, 3}, {"low-b", "vip"});
+  w.Pod("low-a", "n0", 0, "a-gpu");
+  w.Pod("low-b", "n0", 0, "shared-gpu");
+  w.Pod("vip", "n0", 5000, "shared-gpu");
+  w.Template("want", gpus);
+  w.Pod("high", "", 1000, "", "want");
+  return w;
 }
 
 struct Case {
@@ -189,36 +186,13 @@ INSTANTIATE_TEST_SUITE_P(
              {},
              {}},
         Case{"ClaimSharedWithAProtectedPodIsNotFreed",
-             [] {
-               // gpu-0,1: claim of low-a alone; gpu-2,3: claim shared by low-b and vip (prio 5000).
-               DraWorld w;
-               w.Node("n0");
-               w.HeldClaim("a-gpu", "n0", {0, 1}, {"low-a"});
-               w.HeldClaim("shared-gpu", "n0", {2, 3}, {"low-b", "vip"});
-               w.Pod("low-a", "n0", 0, "a-gpu");
-               w.Pod("low-b", "n0", 0, "shared-gpu");
-               w.Pod("vip", "n0", 5000, "shared-gpu");
-               w.Template("two", 2);
-               w.Pod("high", "", 1000, "", "two");
-               return w;
-             },
+             [] { return SharedClaimWorld(2); },
              {"ml/high"},
              1000,
              {"ml/low-a"},
              {{"ml/high", {"n0/gpu-0", "n0/gpu-1"}}}},
         Case{"ClaimSharedWithAProtectedPodLimitsThePreemptor",
-             [] {
-               DraWorld w;
-               w.Node("n0");
-               w.HeldClaim("a-gpu", "n0", {0, 1}, {"low-a"});
-               w.HeldClaim("shared-gpu", "n0", {2, 3}, {"low-b", "vip"});
-               w.Pod("low-a", "n0", 0, "a-gpu");
-               w.Pod("low-b", "n0", 0, "shared-gpu");
-               w.Pod("vip", "n0", 5000, "shared-gpu");
-               w.Template("three", 3);
-               w.Pod("high", "", 1000, "", "three");
-               return w;
-             },
+             [] { return SharedClaimWorld(3); },
              {},
              1000,
              {},

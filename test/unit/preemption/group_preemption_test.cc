@@ -17,6 +17,7 @@
 #include "src/scheduler/setup.h"
 #include "src/sim/loader.h"
 #include "src/sim/simulation.h"
+#include "test/unit/preemption/simulate.h"
 
 namespace gantry {
 namespace {
@@ -88,22 +89,7 @@ struct World {
   }
 };
 
-sim::SimulationResult Simulate(const std::string& yaml) {
-  framework::Registry registry;
-  EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
-  auto cfg = config::DefaultConfig(registry);
-  EXPECT_TRUE(cfg.ok()) << cfg.status();
-  api::ObjectSet objects;
-  sim::LoadStats stats;
-  absl::Status st = sim::LoadClusterText("test.yaml", yaml, false, &objects, &stats);
-  EXPECT_TRUE(st.ok()) << st;
-  FakeClock clock(1'000'000'000);
-  state::ClusterState cluster(clock);
-  sim::InMemoryWriter writer;
-  auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
-  EXPECT_TRUE(bundle.ok()) << bundle.status();
-  return sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
-}
+sim::SimulationResult Simulate(const std::string& yaml) { return testing::SimulateYaml(yaml); }
 
 // `group` ("ns/name") carries DisruptionTarget=True (PreemptionByScheduler)
 // exactly when `want`, written once, and the scheduling condition is kept.
