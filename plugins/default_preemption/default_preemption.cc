@@ -457,9 +457,11 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
   // A group evicted whole is marked on its object too (KEP-5710).
   for (const std::string& key : chosen.whole_groups) {
     (void)writer.UpdatePodGroupCondition(
-        GroupRefOfUnit(key), framework::PodGroupCondition{
-                    "DisruptionTarget", "True", "PreemptionByScheduler",
-                    gantry::StrCat(pod.p().scheduler_name.view(), ": preempting to accommodate a higher priority pod")});
+        GroupRefOfUnit(key),
+        framework::PodGroupCondition{
+            "DisruptionTarget", "True", "PreemptionByScheduler",
+            gantry::StrCat(pod.p().scheduler_name.view(),
+                           ": preempting to accommodate a higher priority pod")});
   }
   // Lower-priority pods nominated to the chosen node lose their nomination.
   for (const PodInfoPtr& np : handle_.NominatedPodsForNode(chosen.node)) {

@@ -325,7 +325,8 @@ Status DynamicResources::RebuildAllocator(framework::CycleState& state) {
   for (const auto& c : data.released) released.push_back(&*c->status.allocation);
   dra::AllocatorOptions opts;
   opts.features = features_;
-  auto allocator = dra::Allocator::Create(opts, state::SnapshotWithReleased(*data.base, released), data.to_allocate);
+  auto allocator = dra::Allocator::Create(opts, state::SnapshotWithReleased(*data.base, released),
+                                          data.to_allocate);
   if (!allocator.ok()) return Status::Error(std::string(allocator.status().message()));
   data.allocator = std::move(*allocator);
   data.shared = std::make_shared<Shared>();  // solutions of the old allocator do not apply
@@ -333,7 +334,8 @@ Status DynamicResources::RebuildAllocator(framework::CycleState& state) {
 }
 
 Status DynamicResources::RemovePod(framework::CycleState& state, const framework::PodInfo&,
-                                   const framework::PodInfo& to_remove, const framework::NodeInfo&) {
+                                   const framework::PodInfo& to_remove,
+                                   const framework::NodeInfo&) {
   auto read = state.Read<CycleData>(kStateKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
@@ -341,8 +343,9 @@ Status DynamicResources::RemovePod(framework::CycleState& state, const framework
   if (!data.allocator || dra == nullptr || to_remove.p().resource_claims.empty()) return Status();
   data.removed.insert(to_remove.uid());
   bool grew = false;
-  for (auto& c : dra->ReleasableClaims(state::PodClaimKeys(to_remove.p()),
-                                       [&](std::string_view uid) { return data.removed.contains(gantry::AsAbsl(uid)); })) {
+  for (auto& c : dra->ReleasableClaims(
+           state::PodClaimKeys(to_remove.p()),
+           [&](std::string_view uid) { return data.removed.contains(gantry::AsAbsl(uid)); })) {
     bool known = false;
     for (const auto& r : data.released) known = known || r.get() == c.get();
     if (known) continue;

@@ -511,22 +511,22 @@ TEST(DynamicResources, RemovePodFreesTheDevicesOfItsClaims) {
         &api::DecodeResourceClaim, "ResourceClaim");
   };
   auto holder = [](std::string_view name) {
-    return testing::PodInfoFromYaml(gantry::StrCat("metadata: {name: ", name, ", namespace: default, uid: ", name,
-                                                   "}
-spec: {containers: [{name: c}], resourceClaims: "
-                                                   "[{name: g, resourceClaimName: held}]}"));
+    return testing::PodInfoFromYaml(
+        gantry::StrCat("metadata: {name: ", name, ", namespace: default, uid: ", name,
+                       "}\nspec: {containers: [{name: c}], resourceClaims: "
+                       "[{name: g, resourceClaimName: held}]}"));
   };
   const std::string v1 = R"({"resource":"pods","name":"v1","uid":"v1"})";
   const std::string v2 = R"({"resource":"pods","name":"v2","uid":"v2"})";
   struct Step {
-    std::string op;  // "remove" / "add" a holder
-    std::string pod;
-    Code want;       // the preemptor on node-1 afterwards
+      std::string op;  // "remove" / "add" a holder
+      std::string pod;
+      Code want;  // the preemptor on node-1 afterwards
   };
   struct Case {
-    const char* name;
-    std::string reserved;
-    std::vector<Step> steps;
+      const char* name;
+      std::string reserved;
+      std::vector<Step> steps;
   } cases[] = {
       {"sole consumer removed, then added back",
        v1,
@@ -539,30 +539,30 @@ spec: {containers: [{name: c}], resourceClaims: "
       {"a pod that does not hold the claim frees nothing", v1, {{"remove", "v2", Code::kUnschedulable}}},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    Fixture f;
-    f.dra.UpsertClaim(held(c.reserved));
-    f.dra.UpsertClaim(Claim("gpus", 1));
-    DynamicResources p({}, f.handle);
-    auto pod = PodWithClaim("gpus");
-    framework::CycleState st;
-    framework::PreFilterResult r;
-    ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
-    ASSERT_EQ(f.FilterOn(p, st, *pod, "node-1").code(), Code::kUnschedulable);
-    ASSERT_NE(p.Extensions(), nullptr);
-    for (const Step& s : c.steps) {
-      SCOPED_TRACE(s.op + " " + s.pod);
-      auto other = holder(s.pod);
-      const framework::NodeInfo& node = *f.handle.Get("node-1");
-      framework::Status es = s.op == "remove" ? p.Extensions()->RemovePod(st, *pod, *other, node)
-                                              : p.Extensions()->AddPod(st, *pod, *other, node);
-      ASSERT_TRUE(es.IsSuccess()) << es.Message();
-      EXPECT_EQ(f.FilterOn(p, st, *pod, "node-1").code(), s.want);
-    }
-    // The what-if never touched the cluster's DRA state.
-    EXPECT_TRUE(f.dra.Snapshot()->allocations->InUse(0));
+      SCOPED_TRACE(c.name);
+      Fixture f;
+      f.dra.UpsertClaim(held(c.reserved));
+      f.dra.UpsertClaim(Claim("gpus", 1));
+      DynamicResources p({}, f.handle);
+      auto pod = PodWithClaim("gpus");
+      framework::CycleState st;
+      framework::PreFilterResult r;
+      ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+      ASSERT_EQ(f.FilterOn(p, st, *pod, "node-1").code(), Code::kUnschedulable);
+      ASSERT_NE(p.Extensions(), nullptr);
+      for (const Step& s : c.steps) {
+        SCOPED_TRACE(s.op + " " + s.pod);
+        auto other = holder(s.pod);
+        const framework::NodeInfo& node = *f.handle.Get("node-1");
+        framework::Status es = s.op == "remove" ? p.Extensions()->RemovePod(st, *pod, *other, node)
+                                                : p.Extensions()->AddPod(st, *pod, *other, node);
+        ASSERT_TRUE(es.IsSuccess()) << es.Message();
+        EXPECT_EQ(f.FilterOn(p, st, *pod, "node-1").code(), s.want);
+      }
+      // The what-if never touched the cluster's DRA state.
+      EXPECT_TRUE(f.dra.Snapshot()->allocations->InUse(0));
   }
-}
+  }
 
 }  // namespace
 }  // namespace gantry::plugins::dynamic_resources

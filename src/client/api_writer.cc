@@ -205,7 +205,8 @@ std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(const fram
   const bool composite = g.kind == "CompositePodGroup";
   const std::string version = composite ? "v1alpha3" : "v1beta1";
   req.path = StrCat("/apis/scheduling.k8s.io/", version, "/namespaces/", UrlEncode(g.namespace_),
-                    composite ? "/compositepodgroups/" : "/podgroups/", UrlEncode(g.name), "/status?fieldManager=",
+                    composite ? "/compositepodgroups/" : "/podgroups/", UrlEncode(g.name),
+                    "/status?fieldManager=",
                     // One field manager per condition type: an apply that omits a
                     // condition its manager applied before would remove it.
                     disruption ? "gantry-scheduler-preemption" : "gantry-scheduler", "&force=true");
@@ -233,8 +234,9 @@ absl::Status ApiClusterWriter::UpdatePodGroupCondition(const framework::PodGroup
   {
     // The transition time only moves when the status changes.
     std::lock_guard<std::mutex> lock(group_mu_);
-    auto& [status, since] = group_transitions_[StrCat(group.api_group, "/", group.kind, " ", group.namespace_, "/",
-                                                      group.name, " ", condition.type)];
+    auto& [status, since] =
+        group_transitions_[StrCat(group.api_group, "/", group.kind, " ", group.namespace_, "/",
+                                  group.name, " ", condition.type)];
     if (status == condition.status) {
       transition = since;
     } else {
@@ -464,14 +466,15 @@ absl::Status ApiClusterWriter::DeletePodForPreemption(const api::Pod& victim, co
   const int64_t now = WallMicros();
   // 1. DisruptionTarget condition (best effort, as upstream).
   {
-    nlohmann::json cond = {{"type", "DisruptionTarget"},
-                           {"status", "True"},
-                           {"reason", "PreemptionByScheduler"},
-                           // A member of a native PodGroup preempts for its group (upstream 1.37 wording).
-                           {"message", StrCat(preemptor.scheduler_name.view(),
-                                              ": preempting to accommodate a higher priority pod",
-                                              preemptor.pod_group_name.empty() ? "" : " group")},
-                           {"lastTransitionTime", FormatTime(now)}};
+    nlohmann::json cond = {
+        {"type", "DisruptionTarget"},
+        {"status", "True"},
+        {"reason", "PreemptionByScheduler"},
+        // A member of a native PodGroup preempts for its group (upstream 1.37 wording).
+        {"message", StrCat(preemptor.scheduler_name.view(),
+                           ": preempting to accommodate a higher priority pod",
+                           preemptor.pod_group_name.empty() ? "" : " group")},
+        {"lastTransitionTime", FormatTime(now)}};
     HttpRequest req;
     req.method = "PATCH";
     req.path = PodPath(victim, "status");

@@ -65,7 +65,8 @@ NominatedRoom::~NominatedRoom() {
   for (size_t i = added_.size(); i-- > 0;) added_[i].first->RemovePod(added_[i].second);
 }
 
-std::optional<TreeDisruptionUnit> TreeUnitOf(const state::ClusterState& state, const state::GroupInfo& group) {
+std::optional<TreeDisruptionUnit> TreeUnitOf(const state::ClusterState& state,
+                                             const state::GroupInfo& group) {
   std::optional<TreeDisruptionUnit> unit;
   std::optional<int32_t> priority;
   std::string parent = group.parent;
@@ -73,14 +74,17 @@ std::optional<TreeDisruptionUnit> TreeUnitOf(const state::ClusterState& state, c
     if (depth >= api::kWorkloadMaxTreeDepth) return std::nullopt;
     std::optional<state::GroupInfo> c = state.FindCompositeGroup(parent);
     if (!c) return std::nullopt;
-    if (std::optional<int32_t> p = state.GroupPriority(*c)) priority = std::max(priority.value_or(*p), *p);
+    if (std::optional<int32_t> p = state.GroupPriority(*c))
+      priority = std::max(priority.value_or(*p), *p);
     parent = c->parent;
     if (c->disruption_all) unit = TreeDisruptionUnit{std::move(*c), priority};
   }
   return unit;
 }
 
-std::string TreeUnitKey(const state::GroupInfo& root) { return gantry::StrCat("CompositePodGroup ", root.key); }
+std::string TreeUnitKey(const state::GroupInfo& root) {
+  return gantry::StrCat("CompositePodGroup ", root.key);
+}
 
 bool MoreImportantUnit(const VictimUnit& a, const VictimUnit& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
@@ -360,7 +364,9 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     }
     std::vector<std::shared_ptr<const api::ResourceClaim>> now =
         keys.empty() ? std::vector<std::shared_ptr<const api::ResourceClaim>>{}
-                     : dra_->ReleasableClaims(keys, [&](std::string_view uid) { return leaving_uids.contains(gantry::AsAbsl(uid)); });
+                     : dra_->ReleasableClaims(keys, [&](std::string_view uid) {
+                         return leaving_uids.contains(gantry::AsAbsl(uid));
+                       });
     if (now.empty() && released.empty()) return;
     released = now;
     dra_->SetReleasedClaims(std::move(now));
@@ -561,14 +567,14 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
       if (g != nullptr) {
         (void)writer_.UpdatePodGroupCondition(
             PodGroupRefOf(*g),
-            framework::PodGroupCondition{std::string(kDisruptionTarget), "True",
-                                         std::string(kPreemptionByScheduler),
-                                         gantry::StrCat(preemptor.scheduler_name.view(),
-                                                        ": preempting to accommodate a higher priority pod group")});
+            framework::PodGroupCondition{
+                std::string(kDisruptionTarget), "True", std::string(kPreemptionByScheduler),
+                gantry::StrCat(preemptor.scheduler_name.view(),
+                               ": preempting to accommodate a higher priority pod group")});
         const size_t slash = g->key.find('/');
         writer_.RecordEvent(framework::EventRecord{
-            g->composite ? "CompositePodGroup" : "PodGroup", g->key.substr(0, slash), g->key.substr(slash + 1),
-            g->uid, "Normal", "Preempted", "Preempting",
+            g->composite ? "CompositePodGroup" : "PodGroup", g->key.substr(0, slash),
+            g->key.substr(slash + 1), g->uid, "Normal", "Preempted", "Preempting",
             gantry::StrCat("Preempted as a whole (disruptionMode all) by pod group ", key),
             std::string(fw->SchedulerName())});
       }

@@ -284,19 +284,21 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
   auto release_claims = [&](const api::Pod& pod, bool deleted) {
     for (const std::string& key : state::PodClaimKeys(pod)) {
       const size_t slash = key.find('/');
-      std::shared_ptr<const api::ResourceClaim> claim =
-          sched.dra().GetClaim(std::string_view(key).substr(0, slash), std::string_view(key).substr(slash + 1));
+      std::shared_ptr<const api::ResourceClaim> claim = sched.dra().GetClaim(
+          std::string_view(key).substr(0, slash), std::string_view(key).substr(slash + 1));
       if (claim == nullptr) continue;
       bool owned = false;
-      for (const api::OwnerReference& o : claim->meta.owner_references) owned = owned || o.uid == pod.meta.uid;
+      for (const api::OwnerReference& o : claim->meta.owner_references)
+        owned = owned || o.uid == pod.meta.uid;
       if (deleted && owned) {
         sched.OnResourceClaimDelete(claim);
         continue;
       }
       if (!claim->IsReservedFor(pod.meta.uid)) continue;
       auto updated = std::make_shared<api::ResourceClaim>(*claim);
-      std::erase_if(updated->status.reserved_for,
-                    [&](const api::ResourceClaimConsumerReference& r) { return r.uid == pod.meta.uid; });
+      std::erase_if(
+          updated->status.reserved_for,
+          [&](const api::ResourceClaimConsumerReference& r) { return r.uid == pod.meta.uid; });
       if (updated->status.reserved_for.empty()) updated->status = {};
       sched.OnResourceClaim(claim, std::move(updated));
     }
@@ -476,7 +478,8 @@ nlohmann::json ResultJson(const SimulationResult& r) {
     // "Kind ns/name": attach the condition to the group's entry.
     const std::string name = key.substr(key.find(' ') + 1);
     auto to_json = [](const framework::PodGroupCondition& c) {
-      return nlohmann::json{{"type", c.type}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}};
+      return nlohmann::json{
+          {"type", c.type}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}};
     };
     if (!gc.condition.type.empty()) groups[name]["condition"] = to_json(gc.condition);
     if (gc.disruption_target) groups[name]["disruptionTarget"] = to_json(*gc.disruption_target);

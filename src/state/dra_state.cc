@@ -569,7 +569,8 @@ void DraState::SetReleasedClaims(std::vector<std::shared_ptr<const api::Resource
 }
 
 std::vector<std::shared_ptr<const api::ResourceClaim>> DraState::ReleasableClaims(
-    const std::vector<std::string>& claim_keys, const std::function<bool(std::string_view uid)>& leaving) const {
+    const std::vector<std::string>& claim_keys,
+    const std::function<bool(std::string_view uid)>& leaving) const {
   std::vector<std::shared_ptr<const api::ResourceClaim>> out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const std::string& key : claim_keys) {
@@ -587,8 +588,8 @@ std::vector<std::shared_ptr<const api::ResourceClaim>> DraState::ReleasableClaim
   return out;
 }
 
-std::shared_ptr<const DraSnapshot> SnapshotWithReleased(const DraSnapshot& base,
-                                                        const std::vector<const api::AllocationResult*>& released) {
+std::shared_ptr<const DraSnapshot> SnapshotWithReleased(
+    const DraSnapshot& base, const std::vector<const api::AllocationResult*>& released) {
   auto s = std::make_shared<DraSnapshot>(base);
   if (released.empty() || !base.inventory || !base.allocations) return s;
   auto a = std::make_shared<DraAllocations>(*base.allocations);
@@ -620,7 +621,8 @@ bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& al
   if (!snapshot.inventory || !snapshot.allocations) return false;
   for (const api::DeviceRequestAllocationResult& d : allocation.results) {
     if (d.admin_access || !d.share_id.empty()) continue;
-    if (snapshot.allocations->InUse(snapshot.inventory->Find(d.driver, d.pool, d.device))) return true;
+    if (snapshot.allocations->InUse(snapshot.inventory->Find(d.driver, d.pool, d.device)))
+      return true;
   }
   return false;
 }
@@ -634,7 +636,8 @@ std::vector<std::string> PodClaimKeys(const api::Pod& pod) {
       continue;
     }
     for (const api::PodResourceClaimStatus& st : pod.resource_claim_statuses) {
-      if (st.name == rc.name && !st.resource_claim_name.empty()) out.push_back(NsKey(ns, st.resource_claim_name));
+      if (st.name == rc.name && !st.resource_claim_name.empty())
+        out.push_back(NsKey(ns, st.resource_claim_name));
     }
   }
   return out;

@@ -225,14 +225,17 @@ TEST(ApiClusterWriter, PodGroupConditionRequests) {
       {"native False",
        {"scheduling.k8s.io", "PodGroup", "ml", "g", "uid-g", 3},
        {"PodGroupInitiallyScheduled", "False", "Unschedulable", "4 of minCount 5 members fit"},
-       "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/g/status?fieldManager=gantry-scheduler&force=true",
+       "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/g/"
+       "status?fieldManager=gantry-scheduler&force=true",
        "application/apply-patch+yaml",
        R"({"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"4 of minCount 5 members fit",)"
        R"("observedGeneration":3,"reason":"Unschedulable","status":"False","type":"PodGroupInitiallyScheduled"}]})"},
       {"composite True",
        {"scheduling.k8s.io", "CompositePodGroup", "ml", "root", "", 0},
-       {"CompositePodGroupInitiallyScheduled", "True", "Scheduled", "2 of 2 child groups scheduled"},
-       "/apis/scheduling.k8s.io/v1alpha3/namespaces/ml/compositepodgroups/root/status?fieldManager=gantry-scheduler&"
+       {"CompositePodGroupInitiallyScheduled", "True", "Scheduled",
+        "2 of 2 child groups scheduled"},
+       "/apis/scheduling.k8s.io/v1alpha3/namespaces/ml/compositepodgroups/root/"
+       "status?fieldManager=gantry-scheduler&"
        "force=true",
        "application/apply-patch+yaml",
        R"({"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"2 of 2 child groups scheduled",)"
@@ -240,12 +243,15 @@ TEST(ApiClusterWriter, PodGroupConditionRequests) {
       {"coscheduling False",
        {"scheduling.x-k8s.io", "PodGroup", "ml", "cg", "uid-cg", 1},
        {"PodGroupInitiallyScheduled", "False", "Unschedulable", "x"},
-       "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/cg/status", "application/merge-patch+json",
+       "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/cg/status",
+       "application/merge-patch+json",
        R"({"phase":"Scheduling"})"},
       {"native DisruptionTarget (its own field manager)",
        {"scheduling.k8s.io", "PodGroup", "ml", "v", "uid-v", 2},
-       {"DisruptionTarget", "True", "PreemptionByScheduler", "s: preempting to accommodate a higher priority pod group"},
-       "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/v/status?fieldManager=gantry-scheduler-preemption&"
+       {"DisruptionTarget", "True", "PreemptionByScheduler",
+        "s: preempting to accommodate a higher priority pod group"},
+       "/apis/scheduling.k8s.io/v1beta1/namespaces/ml/podgroups/v/"
+       "status?fieldManager=gantry-scheduler-preemption&"
        "force=true",
        "application/apply-patch+yaml",
        R"({"conditions":[{"lastTransitionTime":"2023-11-14T22:13:20Z","message":"s: preempting to accommodate a )"
@@ -253,10 +259,16 @@ TEST(ApiClusterWriter, PodGroupConditionRequests) {
        R"("type":"DisruptionTarget"}]})"},
       {"coscheduling DisruptionTarget",
        {"scheduling.x-k8s.io", "PodGroup", "ml", "cg", "uid-cg", 1},
-       {"DisruptionTarget", "True", "PreemptionByScheduler", "x"}, "", "", ""},
+       {"DisruptionTarget", "True", "PreemptionByScheduler", "x"},
+       "",
+       "",
+       ""},
       {"coscheduling True",
        {"scheduling.x-k8s.io", "PodGroup", "ml", "cg", "uid-cg", 1},
-       {"PodGroupInitiallyScheduled", "True", "Scheduled", "x"}, "", "", ""},
+       {"PodGroupInitiallyScheduled", "True", "Scheduled", "x"},
+       "",
+       "",
+       ""},
   };
   for (const Case& c : cases) {
     std::optional<HttpRequest> req = ApiClusterWriter::PodGroupConditionRequest(c.group, c.condition, t);

@@ -26,62 +26,71 @@ struct DraWorld {
   std::map<std::string, int> priority;  // pod key -> priority
 
   void Node(const std::string& name) {
-    yaml += gantry::StrCat("apiVersion: v1\nkind: Node\nmetadata: {name: ", name,
-                           "}\nstatus: {allocatable: {cpu: '64', memory: 512Gi, pods: '110'}}\n---\n");
+    yaml +=
+        gantry::StrCat("apiVersion: v1\nkind: Node\nmetadata: {name: ", name,
+                       "}\nstatus: {allocatable: {cpu: '64', memory: 512Gi, pods: '110'}}\n---\n");
     std::string devs;
     for (int g = 0; g < 4; ++g) devs += gantry::StrCat("  - {name: gpu-", g, "}\n");
-    yaml += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: ", name,
-                           "-gpu}\nspec:\n  driver: gpu.example.com\n  pool: {name: ", name,
-                           ", generation: 1, resourceSliceCount: 1}\n  nodeName: ", name, "\n  devices:\n", devs,
-                           "---\n");
+    yaml += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: ",
+                           name, "-gpu}\nspec:\n  driver: gpu.example.com\n  pool: {name: ", name,
+                           ", generation: 1, resourceSliceCount: 1}\n  nodeName: ", name,
+                           "\n  devices:\n", devs, "---\n");
   }
   // A claim allocated to `devices` of `node`, reserved for the pods `holders`.
   void HeldClaim(const std::string& name, const std::string& node, const std::vector<int>& devices,
                  const std::vector<std::string>& holders) {
     std::string results, reserved;
     for (int d : devices) {
-      results += gantry::StrCat("      - {request: gpu, driver: gpu.example.com, pool: ", node, ", device: gpu-", d,
-                                "}\n");
+      results += gantry::StrCat("      - {request: gpu, driver: gpu.example.com, pool: ", node,
+                                ", device: gpu-", d, "}\n");
     }
-    for (const std::string& h : holders) reserved += gantry::StrCat("  - {resource: pods, name: ", h, ", uid: ", h, "}\n");
-    yaml += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: ", name,
-                           ", namespace: ml, uid: ", name,
-                           "}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, "
-                           "count: ",
-                           devices.size(), "}}]}}\nstatus:\n  allocation:\n    devices:\n      results:\n", results,
-                           "    nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, "
-                           "values: [",
-                           node, "]}]}]}\n  reservedFor:\n", reserved, "---\n");
+    for (const std::string& h : holders)
+      reserved += gantry::StrCat("  - {resource: pods, name: ", h, ", uid: ", h, "}\n");
+    yaml += gantry::StrCat(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: ", name,
+        ", namespace: ml, uid: ", name,
+        "}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, "
+        "count: ",
+        devices.size(), "}}]}}\nstatus:\n  allocation:\n    devices:\n      results:\n", results,
+        "    nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, "
+        "values: [",
+        node, "]}]}]}\n  reservedFor:\n", reserved, "---\n");
   }
   // A claim template for `count` GPUs.
   void Template(const std::string& name, int count) {
-    yaml += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: ", name,
-                           ", namespace: ml}\nspec: {spec: {devices: {requests: [{name: gpu, exactly: "
-                           "{deviceClassName: gpu.example.com, count: ",
-                           count, "}}]}}}\n---\n");
+    yaml += gantry::StrCat(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: ", name,
+        ", namespace: ml}\nspec: {spec: {devices: {requests: [{name: gpu, exactly: "
+        "{deviceClassName: gpu.example.com, count: ",
+        count, "}}]}}}\n---\n");
   }
   void Group(const std::string& name, int min_count, int prio) {
-    yaml += gantry::StrCat("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: ", name,
-                           ", namespace: ml}\nspec:\n  priority: ", prio, "\n  schedulingPolicy:\n    gang: {minCount: ",
-                           min_count, "}\n---\n");
+    yaml += gantry::StrCat(
+        "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: ", name,
+        ", namespace: ml}\nspec:\n  priority: ", prio,
+        "\n  schedulingPolicy:\n    gang: {minCount: ", min_count, "}\n---\n");
   }
   // A pod using claim `claim` (bound to `node` when set) or, with `tmpl`, a
   // claim generated from that template.
   // `start`: status.startTime in seconds after 2026-01-01T00:00:00Z (bound pods).
   void Pod(const std::string& name, const std::string& node, int prio, const std::string& claim,
            const std::string& tmpl = "", const std::string& group = "", int start = 0) {
-    std::string s = gantry::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", namespace: ml, uid: ", name,
-                                   "}\nspec:\n  schedulerName: gantry-scheduler\n  priority: ", prio,
-                                   "\n  terminationGracePeriodSeconds: 30\n");
+    std::string s = gantry::StrCat(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", namespace: ml, uid: ", name,
+        "}\nspec:\n  schedulerName: gantry-scheduler\n  priority: ", prio,
+        "\n  terminationGracePeriodSeconds: 30\n");
     if (!group.empty()) s += gantry::StrCat("  schedulingGroup: {podGroupName: ", group, "}\n");
     if (!node.empty()) s += gantry::StrCat("  nodeName: ", node, "\n");
     s += "  containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]\n";
     if (!tmpl.empty()) {
-      s += gantry::StrCat("  resourceClaims: [{name: gpu, resourceClaimTemplateName: ", tmpl, "}]\n");
+      s += gantry::StrCat("  resourceClaims: [{name: gpu, resourceClaimTemplateName: ", tmpl,
+                          "}]\n");
     } else if (!claim.empty()) {
       s += gantry::StrCat("  resourceClaims: [{name: gpu, resourceClaimName: ", claim, "}]\n");
     }
-    if (!node.empty()) s += gantry::StrCat("status: {phase: Running, startTime: '2026-01-01T00:00:0", start, "Z'}\n");
+    if (!node.empty())
+      s +=
+          gantry::StrCat("status: {phase: Running, startTime: '2026-01-01T00:00:0", start, "Z'}\n");
     yaml += s + "---\n";
     priority["ml/" + name] = prio;
   }
@@ -127,7 +136,8 @@ DraWorld SharedClaimWorld(int gpus) {
 struct Case {
   std::string name;
   std::function<DraWorld()> build;
-  std::vector<std::string> preemptors;  // pod keys that must end up placed (none: nothing may be evicted)
+  std::vector<std::string>
+      preemptors;  // pod keys that must end up placed (none: nothing may be evicted)
   int preemptor_priority;
   std::set<std::string> want_evicted;  // exact
   // pod key -> its devices afterwards ("pool/device"), exact.
@@ -148,13 +158,17 @@ TEST_P(DraPreemptionTest, Run) {
   }
   EXPECT_EQ(evicted.size(), r.evictions.size()) << "a pod evicted twice\n" << dump;
   EXPECT_EQ(evicted, c.want_evicted) << dump;
-  for (const std::string& p : c.preemptors) EXPECT_EQ(r.placements.count(p), 1u) << p << "\n" << dump;
-  for (const auto& [pod, devices] : c.want_devices) EXPECT_EQ(DevicesOf(r, pod), devices) << pod << "\n" << dump;
+  for (const std::string& p : c.preemptors)
+    EXPECT_EQ(r.placements.count(p), 1u) << p << "\n" << dump;
+  for (const auto& [pod, devices] : c.want_devices)
+    EXPECT_EQ(DevicesOf(r, pod), devices) << pod << "\n" << dump;
   // No device is allocated twice, and evicted pods' claims were released.
   std::set<std::string> seen;
   for (const auto& [claim, devs] : r.allocations) {
-    for (const auto& d : devs) EXPECT_TRUE(seen.insert(d.pool + "/" + d.device).second) << d.device << "\n" << dump;
-    for (const std::string& v : evicted) EXPECT_NE(claim, v + "-gpu") << "claim of an evicted pod still allocated";
+    for (const auto& d : devs)
+      EXPECT_TRUE(seen.insert(d.pool + "/" + d.device).second) << d.device << "\n" << dump;
+    for (const std::string& v : evicted)
+      EXPECT_NE(claim, v + "-gpu") << "claim of an evicted pod still allocated";
   }
 }
 
@@ -171,7 +185,8 @@ INSTANTIATE_TEST_SUITE_P(
              },
              {"ml/high"},
              1000,
-             {"ml/low-n0-2", "ml/low-n0-3"},  // reprieve keeps the earlier-started (more important) two
+             {"ml/low-n0-2",
+              "ml/low-n0-3"},  // reprieve keeps the earlier-started (more important) two
              {{"ml/high", {"n0/gpu-2", "n0/gpu-3"}}}},
         Case{"PodThatWouldStillNotFitEvictsNothing",
              [] {
@@ -211,8 +226,8 @@ INSTANTIATE_TEST_SUITE_P(
              },
              {"ml/big-0", "ml/big-1"},
              1000,
-             {"ml/low-n0-0", "ml/low-n0-1", "ml/low-n0-2", "ml/low-n0-3", "ml/low-n1-0", "ml/low-n1-1",
-              "ml/low-n1-2", "ml/low-n1-3"},
+             {"ml/low-n0-0", "ml/low-n0-1", "ml/low-n0-2", "ml/low-n0-3", "ml/low-n1-0",
+              "ml/low-n1-1", "ml/low-n1-2", "ml/low-n1-3"},
              {}},
         Case{"GangEvictsOnlyTheDevicesItNeeds",
              [] {

@@ -499,10 +499,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, SinglePodVictimUnitsTest,
 
 struct TreeCase {
   std::string name;
-  bool all;                     // the root composite's disruptionMode
-  std::optional<int> priority;  // the root composite's priority
-  bool group_preemptor;         // a 1-member PodGroup instead of a lone pod
-  bool lone_pods;               // n2 holds eight 1-GPU lone pods
+  bool all;                            // the root composite's disruptionMode
+  std::optional<int> priority;         // the root composite's priority
+  bool group_preemptor;                // a 1-member PodGroup instead of a lone pod
+  bool lone_pods;                      // n2 holds eight 1-GPU lone pods
   std::set<std::string> want_evicted;  // exact; empty: exactly `want_count` of the tree's pods
   int want_count;
 };
@@ -515,8 +515,10 @@ TEST_P(CompositeVictimTest, Run) {
   const TreeCase& c = GetParam();
   World w;
   std::string tree =
-      "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\nmetadata: {name: tree, namespace: ml}\n"
-      "spec:\n  workloadRef: {workloadName: w, templateName: tree}\n  schedulingPolicy:\n    gang: {minGroupCount: "
+      "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\nmetadata: {name: tree, "
+      "namespace: ml}\n"
+      "spec:\n  workloadRef: {workloadName: w, templateName: tree}\n  schedulingPolicy:\n    gang: "
+      "{minGroupCount: "
       "2}\n";
   if (c.all) tree += "  disruptionMode: {all: {}}\n";
   if (c.priority) tree += "  priority: " + std::to_string(*c.priority) + "\n";
@@ -524,7 +526,8 @@ TEST_P(CompositeVictimTest, Run) {
   for (const std::string leaf : {"a", "b"}) {
     w.yaml += "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " + leaf +
               ", namespace: ml}\nspec:\n  workloadRef: {workloadName: w, templateName: " + leaf +
-              "}\n  parentCompositePodGroupName: tree\n  schedulingPolicy:\n    gang: {minCount: 1}\n---\n";
+              "}\n  parentCompositePodGroupName: tree\n  schedulingPolicy:\n    gang: {minCount: "
+              "1}\n---\n";
   }
   for (int n = 0; n < 3; ++n) w.Node("n" + std::to_string(n), 8);
   w.Pod("a-0", "n0", 8, 0, "a");
@@ -570,7 +573,8 @@ TEST_P(CompositeVictimTest, Run) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, CompositeVictimTest,
     ::testing::Values(
-        // Pod preemptor: the tree (one unit of 2 pods) beats eight lone pods by the sum of priorities.
+        // Pod preemptor: the tree (one unit of 2 pods) beats eight lone pods by the sum of
+        // priorities.
         TreeCase{"PodEvictsTreeWhole", true, std::nullopt, false, true, {"ml/a-0", "ml/b-0"}, 0},
         // Mode single: children go independently, one pod is enough.
         TreeCase{"PodEvictsOneChildOfSingleTree", false, std::nullopt, false, true, {}, 1},
@@ -580,8 +584,8 @@ INSTANTIATE_TEST_SUITE_P(
                  5000,
                  false,
                  true,
-                 {"ml/lone-0", "ml/lone-1", "ml/lone-2", "ml/lone-3", "ml/lone-4", "ml/lone-5", "ml/lone-6",
-                  "ml/lone-7"},
+                 {"ml/lone-0", "ml/lone-1", "ml/lone-2", "ml/lone-3", "ml/lone-4", "ml/lone-5",
+                  "ml/lone-6", "ml/lone-7"},
                  0},
         // Group preemptor: the tree is one victim unit.
         TreeCase{"GroupEvictsTreeWhole", true, std::nullopt, true, false, {"ml/a-0", "ml/b-0"}, 0},
