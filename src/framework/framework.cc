@@ -322,9 +322,8 @@ Status Framework::RunFilterPlugins(const std::vector<FilterPlugin*>& active, con
 Status Framework::RunPreFilterAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
                                      const NodeInfo& node) {
   for (PreFilterPlugin* p : pre_filter_) {
-    if (state.SkipFilter(p->Name())) continue;
     PreFilterExtensions* ext = p->Extensions();
-    if (ext == nullptr) continue;
+    if (ext == nullptr || state.SkipFilter(p->Name())) continue;  // cheap test first
     Status st = ext->AddPod(state, pod, to_add, node);
     if (!st.IsSuccess()) return st.WithPlugin(p->Name());
   }
@@ -334,9 +333,8 @@ Status Framework::RunPreFilterAddPod(CycleState& state, const PodInfo& pod, cons
 Status Framework::RunPreFilterRemovePod(CycleState& state, const PodInfo& pod,
                                         const PodInfo& to_remove, const NodeInfo& node) {
   for (PreFilterPlugin* p : pre_filter_) {
-    if (state.SkipFilter(p->Name())) continue;
     PreFilterExtensions* ext = p->Extensions();
-    if (ext == nullptr) continue;
+    if (ext == nullptr || state.SkipFilter(p->Name())) continue;  // cheap test first
     Status st = ext->RemovePod(state, pod, to_remove, node);
     if (!st.IsSuccess()) return st.WithPlugin(p->Name());
   }

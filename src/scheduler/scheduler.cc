@@ -293,7 +293,21 @@ bool Scheduler::ScheduleOne(bool blocking) {
     NominatedRoom room(snapshot_, *queue_, pod.priority, [&](const framework::PodInfo& p) {
       return p.uid() == uid;
     });
-    st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
+    // A pod nominated by an earlier preemption tries that node first: it is
+    // likely the only one that fits (upstream evaluateNominatedNode).
+    bool on_nominated = false;
+    if (std::optional<std::string> nn = queue_->NominatedNodeFor(uid)) {
+      if (framework::NodeInfo* node = snapshot_.GetMutable(*nn)) {
+        const std::vector<framework::NodeInfo*> only{node};
+        auto nominated_state = std::make_unique<framework::CycleState>();
+        framework::FitError ignored;
+        if (algorithm_->Schedule(*fw, *nominated_state, pod, snapshot_, &result, &ignored, &only).IsSuccess()) {
+          cycle_state = std::move(nominated_state);
+          on_nominated = true;
+        }
+      }
+    }
+    if (!on_nominated) st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
   }
   if (!st.IsSuccess()) {
     std::string nominated;

@@ -635,6 +635,46 @@ TEST_P(NominatedRoomTest, Run) {
   EXPECT_EQ(!bound.empty(), c.want_bound);
 }
 
+TEST(NominatedNodeTest, NominatedPodTriesItsNodeFirst) {
+  // n0 is half used, n1 empty: scoring alone would pick n1, but a pod
+  // nominated to n0 (after preempting there) goes to n0 while it fits
+  // (upstream evaluateNominatedNode); without a nomination it goes to n1.
+  for (const bool nominated : {true, false}) {
+    SCOPED_TRACE(nominated ? "nominated to n0" : "not nominated");
+    framework::Registry registry;
+    ASSERT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
+    auto cfg = config::DefaultConfig(registry);
+    ASSERT_TRUE(cfg.ok());
+    FakeClock clock(1'000'000'000);
+    state::ClusterState cluster(clock);
+    sim::InMemoryWriter writer;
+    auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
+    ASSERT_TRUE(bundle.ok()) << bundle.status();
+    scheduler::Scheduler& s = *bundle->scheduler;
+    World w;
+    w.Node("n0", 8);
+    w.Node("n1", 8);
+    w.Pod("resident", "n0", 4, 0);
+    w.Pod("p", "", 2, 1000);
+    api::ObjectSet objects;
+    sim::LoadStats stats;
+    ASSERT_TRUE(sim::LoadClusterText("t.yaml", w.yaml, false, &objects, &stats).ok());
+    for (const api::Node& n : objects.nodes) s.OnNodeAdd(std::make_shared<const api::Node>(n));
+    auto resident = std::make_shared<api::Pod>(objects.pods[0]);
+    resident->meta.uid = "uid-resident";
+    s.OnPodAdd(resident);
+    auto p = std::make_shared<api::Pod>(objects.pods[1]);
+    p->meta.uid = "uid-p";
+    s.OnPodAdd(p);
+    // As after a preemption: the queue holds the nomination of the pending pod.
+    if (nominated) s.queue().AddNominatedPod(cluster.MakePodInfo(p), "n0");
+    ASSERT_TRUE(s.ScheduleOne(false));
+    std::vector<sim::InMemoryWriter::Binding> bound = writer.TakeBindings();
+    ASSERT_EQ(bound.size(), 1u);
+    EXPECT_EQ(bound[0].node, nominated ? "n0" : "n1");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, NominatedRoomTest,
     ::testing::Values(RoomCase{"LowerPriorityCannotTakeTheRoom", 1000, 10, false},
