@@ -301,13 +301,15 @@ bool Scheduler::ScheduleOne(bool blocking) {
         const std::vector<framework::NodeInfo*> only{node};
         auto nominated_state = std::make_unique<framework::CycleState>();
         framework::FitError ignored;
-        if (algorithm_->Schedule(*fw, *nominated_state, pod, snapshot_, &result, &ignored, &only).IsSuccess()) {
+        if (algorithm_->Schedule(*fw, *nominated_state, pod, snapshot_, &result, &ignored, &only)
+                .IsSuccess()) {
           cycle_state = std::move(nominated_state);
           on_nominated = true;
         }
       }
     }
-    if (!on_nominated) st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
+    if (!on_nominated)
+      st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
   }
   if (!st.IsSuccess()) {
     std::string nominated;

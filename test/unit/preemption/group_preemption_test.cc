@@ -603,35 +603,54 @@ struct RoomCase {
 
 class NominatedRoomTest : public ::testing::TestWithParam<RoomCase> {};
 
+// A scheduler with the default configuration, fed by hand (no simulation loop).
+struct BareScheduler {
+  BareScheduler() {
+    EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
+    cfg = config::DefaultConfig(registry);
+    EXPECT_TRUE(cfg.ok()) << cfg.status();
+    if (cfg.ok()) bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
+    EXPECT_TRUE(bundle.ok()) << bundle.status();
+  }
+  bool ok() const { return bundle.ok(); }
+  scheduler::Scheduler& s() { return *bundle->scheduler; }
+  // Loads `w` and adds its nodes; pods are left to the test.
+  api::ObjectSet Load(const World& w) {
+    api::ObjectSet objects;
+    sim::LoadStats stats;
+    EXPECT_TRUE(sim::LoadClusterText("t.yaml", w.yaml, false, &objects, &stats).ok());
+    for (const api::Node& n : objects.nodes) s().OnNodeAdd(std::make_shared<const api::Node>(n));
+    return objects;
+  }
+
+  framework::Registry registry;
+  absl::StatusOr<config::Configuration> cfg;
+  FakeClock clock{1'000'000'000};
+  state::ClusterState cluster{clock};
+  sim::InMemoryWriter writer;
+  absl::StatusOr<scheduler::SchedulerBundle> bundle = absl::UnknownError("not built");
+};
+
 TEST_P(NominatedRoomTest, Run) {
   const RoomCase& c = GetParam();
-  framework::Registry registry;
-  ASSERT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
-  auto cfg = config::DefaultConfig(registry);
-  ASSERT_TRUE(cfg.ok());
-  FakeClock clock(1'000'000'000);
-  state::ClusterState cluster(clock);
-  sim::InMemoryWriter writer;
-  auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
-  ASSERT_TRUE(bundle.ok()) << bundle.status();
-  scheduler::Scheduler& s = *bundle->scheduler;
+  BareScheduler bare;
+  ASSERT_TRUE(bare.ok());
+  scheduler::Scheduler& s = bare.s();
   World w;
   w.Node("n0", 8);
   w.Pod("nominee", "", 8, c.nominated_priority);
   w.Pod("incoming", "", 4, c.pod_priority);
-  api::ObjectSet objects;
-  sim::LoadStats stats;
-  ASSERT_TRUE(sim::LoadClusterText("t.yaml", w.yaml, false, &objects, &stats).ok());
-  s.OnNodeAdd(std::make_shared<const api::Node>(objects.nodes[0]));
+  const api::ObjectSet objects = bare.Load(w);
+  ASSERT_EQ(objects.pods.size(), 2u);
   // The nominee waits for its victims with n0 nominated (as after preemption).
   auto nominee = std::make_shared<api::Pod>(objects.pods[0]);
   nominee->meta.uid = "uid-nominee";
-  s.queue().AddNominatedPod(cluster.MakePodInfo(nominee), "n0");
+  s.queue().AddNominatedPod(bare.cluster.MakePodInfo(nominee), "n0");
   auto incoming = std::make_shared<api::Pod>(objects.pods[1]);
   incoming->meta.uid = "uid-incoming";
   s.OnPodAdd(incoming);
   ASSERT_TRUE(s.ScheduleOne(false));
-  std::vector<sim::InMemoryWriter::Binding> bound = writer.TakeBindings();
+  std::vector<sim::InMemoryWriter::Binding> bound = bare.writer.TakeBindings();
   EXPECT_EQ(!bound.empty(), c.want_bound);
 }
 
@@ -641,25 +660,16 @@ TEST(NominatedNodeTest, NominatedPodTriesItsNodeFirst) {
   // (upstream evaluateNominatedNode); without a nomination it goes to n1.
   for (const bool nominated : {true, false}) {
     SCOPED_TRACE(nominated ? "nominated to n0" : "not nominated");
-    framework::Registry registry;
-    ASSERT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
-    auto cfg = config::DefaultConfig(registry);
-    ASSERT_TRUE(cfg.ok());
-    FakeClock clock(1'000'000'000);
-    state::ClusterState cluster(clock);
-    sim::InMemoryWriter writer;
-    auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
-    ASSERT_TRUE(bundle.ok()) << bundle.status();
-    scheduler::Scheduler& s = *bundle->scheduler;
+    BareScheduler bare;
+    ASSERT_TRUE(bare.ok());
+    scheduler::Scheduler& s = bare.s();
     World w;
     w.Node("n0", 8);
     w.Node("n1", 8);
     w.Pod("resident", "n0", 4, 0);
     w.Pod("p", "", 2, 1000);
-    api::ObjectSet objects;
-    sim::LoadStats stats;
-    ASSERT_TRUE(sim::LoadClusterText("t.yaml", w.yaml, false, &objects, &stats).ok());
-    for (const api::Node& n : objects.nodes) s.OnNodeAdd(std::make_shared<const api::Node>(n));
+    const api::ObjectSet objects = bare.Load(w);
+    ASSERT_EQ(objects.pods.size(), 2u);
     auto resident = std::make_shared<api::Pod>(objects.pods[0]);
     resident->meta.uid = "uid-resident";
     s.OnPodAdd(resident);
@@ -667,9 +677,9 @@ TEST(NominatedNodeTest, NominatedPodTriesItsNodeFirst) {
     p->meta.uid = "uid-p";
     s.OnPodAdd(p);
     // As after a preemption: the queue holds the nomination of the pending pod.
-    if (nominated) s.queue().AddNominatedPod(cluster.MakePodInfo(p), "n0");
+    if (nominated) s.queue().AddNominatedPod(bare.cluster.MakePodInfo(p), "n0");
     ASSERT_TRUE(s.ScheduleOne(false));
-    std::vector<sim::InMemoryWriter::Binding> bound = writer.TakeBindings();
+    std::vector<sim::InMemoryWriter::Binding> bound = bare.writer.TakeBindings();
     ASSERT_EQ(bound.size(), 1u);
     EXPECT_EQ(bound[0].node, nominated ? "n0" : "n1");
   }
