@@ -299,6 +299,21 @@ INSTANTIATE_TEST_SUITE_P(
              4,
              {},
              ""},
+        Case{"EqualPriorityIsNeverAVictim",
+             [] {
+               World w;
+               w.Node("n0", 8);
+               for (int i = 0; i < 8; ++i) w.Pod("peer-" + std::to_string(i), "n0", 1, 1000);
+               w.Group("big", 1, 1000, false);
+               w.Pod("big-0", "", 4, 0, "big");
+               return w;
+             },
+             "ml/big",
+             1000,
+             false,
+             0,
+             {},
+             "no lower-priority pods or pod groups to preempt"},
         Case{"AllGroupWithHigherPriorityIsNeverTouched",
              [] {
                World w;
@@ -427,6 +442,15 @@ TEST(GroupPreemptionSimTest, ManyGangsDoNotCauseAnEvictionStorm) {
   EXPECT_TRUE(j["evictions"][0].contains("pod") && j["evictions"][0].contains("node") &&
               j["evictions"][0].contains("preemptor"));
   EXPECT_GE(r.virtual_seconds, 30.0);
+}
+
+TEST(GroupPreemptionSimTest, GatedPodNeverPreempts) {
+  // A gated pod never reaches the queue, so it never preempts, whatever its priority.
+  World w = FullOfSingles(1);
+  w.Pod("high", "", 4, 1000, "", 30, /*gated=*/true);
+  sim::SimulationResult r = Simulate(w.yaml);
+  EXPECT_TRUE(r.evictions.empty()) << sim::ResultJson(r).dump(1);
+  EXPECT_EQ(r.placements.count("ml/high"), 0u);
 }
 
 TEST(GroupPreemptionSimTest, AdmissionCopiesNeverFromPriorityClassForPods) {
