@@ -3,6 +3,10 @@
 // workloads: N nodes in 10 zones, 2 pods per node, a 2-worker pool.
 //
 //   BM_<Point>_<Plugin>/<nodes>: one PreFilter, Filter over every node, ...
+//     (PreFilter on an unchanged cluster reuses the previous call's counts)
+//   BM_PreFilter_<Plugin>OneNodeChanged: one node's pods changed since the
+//     previous PreFilter (the usual scheduling cycle)
+//   BM_PreFilter_<Plugin>Cold: a fresh plugin, every node counted
 //   BM_Cycle_<Plugin>/<nodes>: PreFilter + Filter(all) + PreScore + Score(all)
 //     + NormalizeScore, i.e. this plugin's share of one scheduling attempt.
 #include <algorithm>
@@ -215,6 +219,57 @@ void BM_PreFilter_PodTopologySpread(benchmark::State& st) {
   }
 }
 
+// PreFilter with one node's pods changed since the last call (a scheduling
+// cycle's usual case: the previous pod landed there), so only that node is
+// recounted.
+template <typename Plugin>
+void PreFilterOneNodeChanged(benchmark::State& st, Plugin& pl, testing::FakeHandle& h,
+                             const framework::PodInfo& pod) {
+  const std::vector<NodeInfo*>& nodes = h.NodeInfos();
+  framework::PodInfoPtr extra = testing::PodInfoFromYaml(R"(
+metadata: {name: extra, namespace: sched-0, uid: extra, labels: {app: spread, color: green}}
+spec: {containers: [{name: c, image: i}]}
+)");
+  {
+    CycleState warm;
+    (void)pl.PreFilter(warm, pod, nodes, nullptr);
+  }
+  size_t k = 0;
+  for (auto _ : st) {
+    NodeInfo* n = nodes[k++ % nodes.size()];
+    n->AddPod(extra);
+    CycleState state;
+    benchmark::DoNotOptimize(pl.PreFilter(state, pod, nodes, nullptr));
+    n->RemovePod("extra");
+  }
+}
+
+// PreFilter on a plugin that has never seen the cluster: every node is
+// counted (the cost of the first cycle, or of a pod with a new signature).
+template <typename Plugin, typename Make>
+void PreFilterCold(benchmark::State& st, testing::FakeHandle& h, const framework::PodInfo& pod,
+                   Make&& make) {
+  for (auto _ : st) {
+    std::unique_ptr<Plugin> pl = make();
+    CycleState state;
+    benchmark::DoNotOptimize(pl->PreFilter(state, pod, h.NodeInfos(), nullptr));
+  }
+}
+
+void BM_PreFilter_PodTopologySpreadOneNodeChanged(benchmark::State& st) {
+  auto h = MakeCluster(static_cast<int>(st.range(0)), false);
+  plugins::pod_topology_spread::PodTopologySpread pl(ListArgs(), *h);
+  PreFilterOneNodeChanged(st, pl, *h, *SpreadPod("DoNotSchedule"));
+}
+
+void BM_PreFilter_PodTopologySpreadCold(benchmark::State& st) {
+  auto h = MakeCluster(static_cast<int>(st.range(0)), false);
+  using plugins::pod_topology_spread::PodTopologySpread;
+  PreFilterCold<PodTopologySpread>(st, *h, *SpreadPod("DoNotSchedule"), [&] {
+    return std::make_unique<PodTopologySpread>(ListArgs(), *h);
+  });
+}
+
 void BM_Filter_PodTopologySpread(benchmark::State& st) {
   auto h = MakeCluster(static_cast<int>(st.range(0)), false);
   plugins::pod_topology_spread::PodTopologySpread pl(ListArgs(), *h);
@@ -266,6 +321,21 @@ void BM_PreFilter_InterPodAffinity(benchmark::State& st) {
   }
 }
 
+void BM_PreFilter_InterPodAffinityOneNodeChanged(benchmark::State& st) {
+  auto h = MakeCluster(static_cast<int>(st.range(0)), true);
+  plugins::inter_pod_affinity::InterPodAffinity pl({}, *h);
+  PreFilterOneNodeChanged(st, pl, *h, *AntiAffinityPod());
+}
+
+void BM_PreFilter_InterPodAffinityCold(benchmark::State& st) {
+  auto h = MakeCluster(static_cast<int>(st.range(0)), true);
+  using plugins::inter_pod_affinity::InterPodAffinity;
+  PreFilterCold<InterPodAffinity>(st, *h, *AntiAffinityPod(), [&] {
+    return std::make_unique<InterPodAffinity>(plugins::inter_pod_affinity::InterPodAffinityArgs(),
+                                              *h);
+  });
+}
+
 void BM_Filter_InterPodAffinity(benchmark::State& st) {
   auto h = MakeCluster(static_cast<int>(st.range(0)), true);
   plugins::inter_pod_affinity::InterPodAffinity pl({}, *h);
@@ -307,10 +377,14 @@ void BM_Cycle_InterPodAffinity(benchmark::State& st) {
 
 #define GANTRY_SIZES Arg(500)->Arg(5000)->Unit(benchmark::kMicrosecond)->UseRealTime()
 BENCHMARK(BM_PreFilter_PodTopologySpread)->GANTRY_SIZES;
+BENCHMARK(BM_PreFilter_PodTopologySpreadOneNodeChanged)->GANTRY_SIZES;
+BENCHMARK(BM_PreFilter_PodTopologySpreadCold)->GANTRY_SIZES;
 BENCHMARK(BM_Filter_PodTopologySpread)->GANTRY_SIZES;
 BENCHMARK(BM_Score_PodTopologySpread)->GANTRY_SIZES;
 BENCHMARK(BM_Cycle_PodTopologySpread)->GANTRY_SIZES;
 BENCHMARK(BM_PreFilter_InterPodAffinity)->GANTRY_SIZES;
+BENCHMARK(BM_PreFilter_InterPodAffinityOneNodeChanged)->GANTRY_SIZES;
+BENCHMARK(BM_PreFilter_InterPodAffinityCold)->GANTRY_SIZES;
 BENCHMARK(BM_Filter_InterPodAffinity)->GANTRY_SIZES;
 BENCHMARK(BM_Score_InterPodAffinity)->GANTRY_SIZES;
 BENCHMARK(BM_Cycle_InterPodAffinity)->GANTRY_SIZES;

@@ -463,9 +463,12 @@ framework::PostFilterResult DynamicResources::PostFilter(framework::CycleState& 
   return result;
 }
 
-Status DynamicResources::Score(const framework::CycleState& state, const framework::PodInfo&,
+Status DynamicResources::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo& node, int64_t* score) {
   *score = 0;
+  // PreFilter skipped a pod without claims: no state to read, and a failed
+  // Read would build an error message for every node.
+  if (pod.p().resource_claims.empty()) return Status();
   auto read = state.Read<CycleData>(kStateKey);
   if (!read.ok()) return Status();  // PreFilter skipped: no claims
   CycleData& data = **read;

@@ -6,7 +6,9 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "gantry/util/strings.h"
+#include "plugins/helper/node_memo.h"
 
 namespace gantry::plugins::inter_pod_affinity {
 namespace {
@@ -20,7 +22,6 @@ using framework::WeightedAffinityTerm;
 
 constexpr std::string_view kPreFilterStateKey = "PreFilterInterPodAffinity";
 constexpr std::string_view kPreScoreStateKey = "PreScoreInterPodAffinity";
-
 // A (topologyKey, value) pair packed into one word.
 using PairKey = uint64_t;
 inline PairKey Pair(api::Symbol key, api::Symbol value) {
@@ -104,19 +105,26 @@ int ParallelChunks(framework::Parallelizer& par, int n, F&& fn) {
   return chunks;
 }
 
-void MergeInto(TopologyCounts& dst, const TopologyCounts& src) {
-  dst.reserve(dst.size() + src.size());
-  for (const auto& [k, v] : src) dst[k] += v;
-}
+// The three count maps of PreFilter. Entries are positive; a count that
+// drops to zero is erased, so `empty()` means "no such pod anywhere".
+struct FilterCounts {
+  TopologyCounts existing_anti;  // existing pods' anti-affinity matching the pod
+  TopologyCounts affinity;       // pods matching all required affinity terms
+  TopologyCounts anti_affinity;  // pods matching each required anti-affinity term
+};
 
 class PreFilterState final : public framework::StateData {
  public:
-  api::Labels ns_labels;                // incoming pod's namespace labels
-  TopologyCounts existing_anti;         // existing pods' anti-affinity matching the pod
-  TopologyCounts affinity;              // pods matching all required affinity terms
-  TopologyCounts anti_affinity;         // pods matching each required anti-affinity term
+  api::Labels ns_labels;  // incoming pod's namespace labels
+  // Shared with the plugin's memo (read-only) until the first
+  // AddPod/RemovePod, which takes a private copy.
+  std::shared_ptr<FilterCounts> counts;
   bool self_matches_all_affinity = false;
 
+  FilterCounts& MutableCounts() {
+    if (counts.use_count() > 1) counts = std::make_shared<FilterCounts>(*counts);
+    return *counts;
+  }
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreFilterState>(*this);
   }
@@ -186,6 +194,123 @@ nlohmann::json ArgsToJson(const InterPodAffinityArgs& args) {
 
 // ---- Filtering ------------------------------------------------------------
 
+// One node's contribution to a count map: (map, topology pair) -> count.
+struct Contribution {
+  uint8_t map = 0;  // 0 existing_anti, 1 affinity, 2 anti_affinity
+  PairKey pair = 0;
+  int64_t count = 0;
+};
+using Contributions = absl::InlinedVector<Contribution, 2>;
+
+// A pass over one node list whose per-node contributions are kept across
+// cycles while the signature stays the same.
+struct NodePassMemo {
+  std::string signature;
+  helper::NodeChangeTracker tracker;
+  std::vector<Contributions> by_position;
+  // Scratch of one pass, by index into `changed`.
+  std::vector<int> changed;
+  std::vector<Contributions> fresh;
+};
+
+// PreFilter's per-node results of the last cycle: pass (1) for existing
+// pods' required anti-affinity, pass (2)+(3) for the pod's own terms, both
+// over all nodes, and the totals they add up to.
+struct FilterMemo {
+  NodePassMemo existing;
+  NodePassMemo incoming;
+  std::shared_ptr<FilterCounts> counts = std::make_shared<FilterCounts>();
+};
+
+namespace {
+
+inline void AddContribution(Contributions& out, uint8_t map, const api::Labels& node_labels,
+                            api::Symbol key) {
+  auto v = LabelValue(node_labels, key);
+  if (!v) return;
+  const PairKey pair = Pair(key, *v);
+  for (Contribution& c : out) {
+    if (c.map == map && c.pair == pair) {
+      ++c.count;
+      return;
+    }
+  }
+  out.push_back(Contribution{map, pair, 1});
+}
+
+void ApplyContributions(FilterCounts& counts, const Contributions& contributions, int64_t sign) {
+  for (const Contribution& c : contributions) {
+    TopologyCounts& m = c.map == 0   ? counts.existing_anti
+                        : c.map == 1 ? counts.affinity
+                                     : counts.anti_affinity;
+    auto it = m.try_emplace(c.pair, 0).first;
+    it->second += sign * c.count;
+    if (it->second == 0) m.erase(it);
+  }
+}
+
+void AddTermSignature(helper::Signature& sig, const AffinityTerm& t) {
+  sig.Add(t.selector);
+  sig.Add(static_cast<uint64_t>(t.selector_matches_nothing));
+  std::vector<uint32_t> ns;
+  for (api::Symbol s : t.namespaces) ns.push_back(s.id());
+  std::sort(ns.begin(), ns.end());
+  sig.Add(static_cast<uint64_t>(ns.size()));
+  for (uint32_t id : ns) sig.Add(static_cast<uint64_t>(id));
+  sig.Add(t.namespace_selector);
+  sig.Add(t.topology_key);
+}
+
+// Brings `memo` up to date with `nodes` for `signature` (an empty one
+// disables reuse), recomputing the changed positions with `compute` and
+// swapping their contributions into `counts`.
+template <typename Compute>
+void UpdatePass(framework::Parallelizer& par, NodePassMemo& memo, const std::string& signature,
+                const std::vector<NodeInfo*>& nodes, FilterCounts& counts, Compute&& compute) {
+  if (signature.empty() || memo.signature != signature) {
+    for (const Contributions& c : memo.by_position) ApplyContributions(counts, c, -1);
+    memo.by_position.clear();
+    memo.tracker.Reset();
+    memo.signature = signature;
+  }
+  const size_t n = nodes.size();
+  for (size_t i = n; i < memo.by_position.size(); ++i)
+    ApplyContributions(counts, memo.by_position[i], -1);
+  memo.tracker.Diff(nodes, &memo.changed);
+  memo.by_position.resize(n);
+  const int num_changed = static_cast<int>(memo.changed.size());
+  memo.fresh.assign(memo.changed.size(), Contributions());
+  auto run = [&](int begin, int end) {
+    for (int k = begin; k < end; ++k)
+      compute(*nodes[static_cast<size_t>(memo.changed[k])], memo.fresh[k]);
+  };
+  if (num_changed >= 64) {
+    ParallelChunks(par, num_changed, [&](int, int begin, int end) { run(begin, end); });
+  } else {
+    run(0, num_changed);
+  }
+  for (int k = 0; k < num_changed; ++k) {
+    Contributions& slot = memo.by_position[static_cast<size_t>(memo.changed[k])];
+    ApplyContributions(counts, slot, -1);
+    slot = std::move(memo.fresh[k]);
+    ApplyContributions(counts, slot, +1);
+  }
+}
+
+bool UsesNamespaceSelector(const std::vector<AffinityTerm>& terms) {
+  for (const AffinityTerm& t : terms) {
+    if (t.namespace_selector && !t.namespace_selector->Empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+InterPodAffinity::InterPodAffinity(InterPodAffinityArgs args, framework::FrameworkHandle& handle)
+    : args_(args), handle_(handle) {}
+
+InterPodAffinity::~InterPodAffinity() = default;
+
 Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
                                    const std::vector<NodeInfo*>& nodes,
                                    framework::PreFilterResult* /*result*/) {
@@ -193,65 +318,79 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
   auto s = std::make_unique<PreFilterState>();
   s->ns_labels = NamespaceLabelsOf(handle_, pod.meta.namespace_);
   framework::Parallelizer& par = handle_.parallelizer();
-
-  // (1) Existing pods whose required anti-affinity selects the incoming pod.
-  const std::vector<NodeInfo*>& anti_nodes = handle_.Snapshot().HavePodsWithRequiredAntiAffinity();
-  {
-    std::vector<TopologyCounts> partial(static_cast<size_t>(std::max(1, par.parallelism() * 4)));
-    int chunks = ParallelChunks(par, static_cast<int>(anti_nodes.size()), [&](int c, int begin, int end) {
-      TopologyCounts& local = partial[c];
-      local.reserve(static_cast<size_t>(end - begin));
-      for (int i = begin; i < end; ++i) {
-        const NodeInfo* ni = anti_nodes[i];
-        if (ni->node() == nullptr) continue;
-        const api::Labels& labels = ni->node()->meta.labels;
-        for (const framework::PodInfoPtr& existing : ni->pods_with_required_anti_affinity()) {
-          for (const AffinityTerm& t : existing->required_anti_affinity) {
-            if (ExistingTermMatches(t, pod, s->ns_labels)) UpdateCount(local, labels, t.topology_key, 1);
-          }
-        }
-      }
-    });
-    if (chunks == 1) {
-      s->existing_anti = std::move(partial[0]);
-    } else {
-      for (int c = 0; c < chunks; ++c) MergeInto(s->existing_anti, partial[c]);
-    }
-  }
-
-  // (2), (3) Existing pods matching the incoming pod's required terms.
   const auto& aff_terms = pod_info.required_affinity;
   const auto& anti_terms = pod_info.required_anti_affinity;
-  if (!aff_terms.empty() || !anti_terms.empty()) {
-    size_t max_chunks = static_cast<size_t>(std::max(1, par.parallelism() * 4));
-    std::vector<TopologyCounts> aff_partial(max_chunks), anti_partial(max_chunks);
-    int chunks = ParallelChunks(par, static_cast<int>(nodes.size()), [&](int c, int begin, int end) {
-      TopologyCounts& aff = aff_partial[c];
-      TopologyCounts& anti = anti_partial[c];
-      if (!aff_terms.empty()) aff.reserve(static_cast<size_t>(end - begin));
-      if (!anti_terms.empty()) anti.reserve(static_cast<size_t>(end - begin));
-      for (int i = begin; i < end; ++i) {
-        const NodeInfo* ni = nodes[i];
-        if (ni->node() == nullptr) continue;
-        const api::Labels& labels = ni->node()->meta.labels;
-        for (const framework::PodInfoPtr& existing : ni->pods()) {
-          const api::Pod& e = existing->p();
-          if (IncomingMatchesAll(aff_terms, e, handle_)) {
-            for (const AffinityTerm& t : aff_terms) UpdateCount(aff, labels, t.topology_key, 1);
+
+  std::lock_guard<std::mutex> lock(memo_mu_);
+  if (memo_ == nullptr) memo_ = std::make_unique<FilterMemo>();
+  FilterMemo& m = *memo_;
+  // A state of an earlier cycle still reads the counts: update a copy.
+  if (m.counts.use_count() > 1) m.counts = std::make_shared<FilterCounts>(*m.counts);
+  FilterCounts& counts = *m.counts;
+
+  const std::vector<NodeInfo*> kNoNodes;
+
+  // (1) Existing pods whose required anti-affinity selects the incoming pod:
+  // depends on the pod's namespace, its labels and its namespace's labels.
+  // The pass runs over all nodes, not just those with such pods, so that a
+  // node's position stays put when it gains its first one; while no node
+  // has any, it is skipped.
+  {
+    helper::Signature sig;
+    sig.Add(pod.meta.namespace_);
+    sig.AddList(pod.meta.labels);
+    sig.AddList(s->ns_labels);
+    const api::Labels& ns_labels = s->ns_labels;
+    const bool any_anti = !handle_.Snapshot().HavePodsWithRequiredAntiAffinity().empty();
+    UpdatePass(
+        par, m.existing, sig.bytes(), any_anti ? nodes : kNoNodes, counts,
+        [&](const NodeInfo& ni, Contributions& out) {
+          if (ni.node() == nullptr || ni.pods_with_required_anti_affinity().empty()) return;
+          const api::Labels& labels = ni.node()->meta.labels;
+          for (const framework::PodInfoPtr& existing : ni.pods_with_required_anti_affinity()) {
+            for (const AffinityTerm& t : existing->required_anti_affinity) {
+              if (ExistingTermMatches(t, pod, ns_labels))
+                AddContribution(out, 0, labels, t.topology_key);
+            }
           }
-          for (const AffinityTerm& t : anti_terms) {
-            if (IncomingTermMatches(t, e, handle_)) UpdateCount(anti, labels, t.topology_key, 1);
-          }
-        }
-      }
-    });
-    for (int c = 0; c < chunks; ++c) {
-      MergeInto(s->affinity, aff_partial[c]);
-      MergeInto(s->anti_affinity, anti_partial[c]);
-    }
+        });
   }
 
-  if (s->existing_anti.empty() && aff_terms.empty() && anti_terms.empty()) return Status::Skip();
+  // (2), (3) Existing pods matching the incoming pod's required terms: depends
+  // on the terms, and on namespace labels when a term selects namespaces by
+  // label (those may change without a node changing, so no reuse then).
+  {
+    const bool any_terms = !aff_terms.empty() || !anti_terms.empty();
+    std::string signature;
+    if (any_terms && !UsesNamespaceSelector(aff_terms) && !UsesNamespaceSelector(anti_terms)) {
+      helper::Signature sig;
+      sig.Add(static_cast<uint64_t>(aff_terms.size()));
+      for (const AffinityTerm& t : aff_terms) AddTermSignature(sig, t);
+      sig.Add(static_cast<uint64_t>(anti_terms.size()));
+      for (const AffinityTerm& t : anti_terms) AddTermSignature(sig, t);
+      signature = sig.bytes();
+    }
+    UpdatePass(par, m.incoming, signature, any_terms ? nodes : kNoNodes, counts,
+               [&](const NodeInfo& ni, Contributions& out) {
+                 if (ni.node() == nullptr) return;
+                 const api::Labels& labels = ni.node()->meta.labels;
+                 for (const framework::PodInfoPtr& existing : ni.pods()) {
+                   const api::Pod& e = existing->p();
+                   if (IncomingMatchesAll(aff_terms, e, handle_)) {
+                     for (const AffinityTerm& t : aff_terms)
+                       AddContribution(out, 1, labels, t.topology_key);
+                   }
+                   for (const AffinityTerm& t : anti_terms) {
+                     if (IncomingTermMatches(t, e, handle_))
+                       AddContribution(out, 2, labels, t.topology_key);
+                   }
+                 }
+               });
+  }
+
+  if (counts.existing_anti.empty() && aff_terms.empty() && anti_terms.empty())
+    return Status::Skip();
+  s->counts = m.counts;
   // The first pod of a group with affinity to itself may land anywhere.
   s->self_matches_all_affinity = IncomingMatchesAll(aff_terms, pod, handle_);
   state.Write(kPreFilterStateKey, std::move(s));
@@ -268,16 +407,18 @@ Status InterPodAffinity::UpdateWithPod(CycleState& state, const PodInfo& pod_to_
   const api::Labels& labels = node.node()->meta.labels;
   for (const AffinityTerm& t : updated.required_anti_affinity) {
     if (ExistingTermMatches(t, pod_to_schedule.p(), st.ns_labels)) {
-      UpdateCount(st.existing_anti, labels, t.topology_key, delta);
+      UpdateCount(st.MutableCounts().existing_anti, labels, t.topology_key, delta);
     }
   }
   if (IncomingMatchesAll(pod_to_schedule.required_affinity, updated.p(), handle_)) {
     for (const AffinityTerm& t : pod_to_schedule.required_affinity) {
-      UpdateCount(st.affinity, labels, t.topology_key, delta);
+      UpdateCount(st.MutableCounts().affinity, labels, t.topology_key, delta);
     }
   }
   for (const AffinityTerm& t : pod_to_schedule.required_anti_affinity) {
-    if (IncomingTermMatches(t, updated.p(), handle_)) UpdateCount(st.anti_affinity, labels, t.topology_key, delta);
+    if (IncomingTermMatches(t, updated.p(), handle_)) {
+      UpdateCount(st.MutableCounts().anti_affinity, labels, t.topology_key, delta);
+    }
   }
   return Status();
 }
@@ -308,29 +449,29 @@ Status InterPodAffinity::Filter(const CycleState& state, const PodInfo& pod_info
       auto v = LabelValue(labels, t.topology_key);
       if (!v) return Status::Unresolvable(std::string(kErrReasonAffinityRulesNotMatch));
       if (!pods_exist) continue;
-      auto it = st.affinity.find(Pair(t.topology_key, *v));
-      if (it == st.affinity.end() || it->second <= 0) pods_exist = false;
+      auto it = st.counts->affinity.find(Pair(t.topology_key, *v));
+      if (it == st.counts->affinity.end() || it->second <= 0) pods_exist = false;
     }
-    if (!pods_exist && !(st.affinity.empty() && st.self_matches_all_affinity)) {
+    if (!pods_exist && !(st.counts->affinity.empty() && st.self_matches_all_affinity)) {
       return Status::Unresolvable(std::string(kErrReasonAffinityRulesNotMatch));
     }
   }
 
-  if (!st.anti_affinity.empty()) {
+  if (!st.counts->anti_affinity.empty()) {
     for (const AffinityTerm& t : pod_info.required_anti_affinity) {
       auto v = LabelValue(labels, t.topology_key);
       if (!v) continue;
-      auto it = st.anti_affinity.find(Pair(t.topology_key, *v));
-      if (it != st.anti_affinity.end() && it->second > 0) {
+      auto it = st.counts->anti_affinity.find(Pair(t.topology_key, *v));
+      if (it != st.counts->anti_affinity.end() && it->second > 0) {
         return Status::Unschedulable(std::string(kErrReasonAntiAffinityRulesNotMatch));
       }
     }
   }
 
-  if (!st.existing_anti.empty()) {
+  if (!st.counts->existing_anti.empty()) {
     for (const auto& [k, v] : labels) {
-      auto it = st.existing_anti.find(Pair(k, v));
-      if (it != st.existing_anti.end() && it->second > 0) {
+      auto it = st.counts->existing_anti.find(Pair(k, v));
+      if (it != st.counts->existing_anti.end() && it->second > 0) {
         return Status::Unschedulable(std::string(kErrReasonExistingAntiAffinityRulesNotMatch));
       }
     }

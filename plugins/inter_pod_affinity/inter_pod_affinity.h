@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -59,6 +60,8 @@ struct InterPodAffinityArgs {
 InterPodAffinityArgs DecodeArgs(api::Decoder& d, api::JsonValue args);
 nlohmann::json ArgsToJson(const InterPodAffinityArgs& args);
 
+struct FilterMemo;
+
 class InterPodAffinity final : public framework::PreFilterPlugin,
                                public framework::PreFilterExtensions,
                                public framework::FilterPlugin,
@@ -66,8 +69,8 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
                                public framework::ScorePlugin,
                                public framework::EnqueueExtensions {
  public:
-  InterPodAffinity(InterPodAffinityArgs args, framework::FrameworkHandle& handle)
-      : args_(args), handle_(handle) {}
+  InterPodAffinity(InterPodAffinityArgs args, framework::FrameworkHandle& handle);
+  ~InterPodAffinity() override;
 
   std::string_view Name() const override { return kName; }
 
@@ -110,6 +113,9 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
 
   InterPodAffinityArgs args_;
   framework::FrameworkHandle& handle_;
+  // PreFilter's per-node counts, kept across cycles (inter_pod_affinity.cc).
+  std::mutex memo_mu_;
+  std::unique_ptr<FilterMemo> memo_;
 };
 
 // Factory and args defaulter for the registry.

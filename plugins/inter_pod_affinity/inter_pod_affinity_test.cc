@@ -308,6 +308,99 @@ TEST(InterPodAffinityFilter, AddPodRemovePod) {
   EXPECT_TRUE(pl.Filter(state, *pod, c.Node("node2")).IsSuccess());
 }
 
+// PreFilter keeps its per-node counts across calls and recounts only the
+// nodes whose NodeInfo changed. Whatever happened before, the verdicts must
+// equal those of a plugin that sees the cluster for the first time.
+TEST(InterPodAffinityFilter, IncrementalCountsEqualAFreshPlugin) {
+  Cluster c;
+  // More nodes than PreFilter recounts serially, so the parallel path runs too.
+  constexpr int kNodes = 70;
+  for (int i = 0; i < kNodes; ++i) {
+    c.nodes.push_back(MakeNode(gantry::StrCat("n", i), {{"zone", gantry::StrCat("z", i % 4)}}));
+  }
+  c.Build();
+  c.handle.SetNamespaceLabels("default", {{api::Symbol::Intern("team"), api::Symbol::Intern("x")}});
+  const std::vector<std::string> kSecurity = {kSecurityS1, kSecurityS2};
+  const std::vector<std::string> kKeys = {"kubernetes.io/hostname", "zone"};
+  std::vector<framework::PodInfoPtr> incoming = {
+      testing::MakePodInfo(
+          PodYaml("a", kDefaultS1,
+                  Affinity("podAntiAffinity", Term("kubernetes.io/hostname", kSecurityS1)))),
+      testing::MakePodInfo(
+          PodYaml("b", kDefaultS2, Affinity("podAffinity", Term("zone", kSecurityS1)))),
+      testing::MakePodInfo(PodYaml("c", kDefaultS1, "")),
+      testing::MakePodInfo(PodYaml(
+          "d", kDefaultS2,
+          Affinity("podAntiAffinity",
+                   Term("zone", kSecurityS2, ", namespaceSelector: {matchLabels: {team: x}}")))),
+  };
+  InterPodAffinity long_lived(InterPodAffinityArgs{}, c.handle);
+  uint64_t rng = 7;
+  auto next = [&](uint64_t bound) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (rng >> 33) % bound;
+  };
+  std::vector<std::pair<NodeInfo*, std::string>> added;
+  for (int step = 0; step < 400; ++step) {
+    SCOPED_TRACE(gantry::StrCat("step ", step));
+    std::vector<NodeInfo*> all = c.handle.NodeInfos();
+    switch (next(4)) {
+      case 0:
+      case 1: {  // a pod lands somewhere, with anti-affinity of its own or not
+        NodeInfo* n = all[next(all.size())];
+        std::string name = gantry::StrCat("p", step);
+        const std::string& labels = next(2) == 0 ? kDefaultS1 : kDefaultS2;
+        std::string spec =
+            next(3) == 0 ? Affinity("podAntiAffinity", Term(kKeys[next(2)], kSecurity[next(2)]))
+                         : "";
+        api::Pod p = PodYaml(name, labels, spec, std::string(n->name()));
+        p.meta.uid = name;
+        n->AddPod(testing::MakePodInfo(p));
+        added.emplace_back(n, name);
+        break;
+      }
+      case 2:  // a pod goes
+        if (!added.empty()) {
+          size_t k = next(added.size());
+          added[k].first->RemovePod(added[k].second);
+          added.erase(added.begin() + static_cast<long>(k));
+        }
+        break;
+      case 3: {  // a node moves to another zone
+        NodeInfo* n = all[next(all.size())];
+        auto node = std::make_shared<api::Node>(*n->node());
+        node->meta.labels =
+            MakeNode(std::string(n->name()), {{"zone", gantry::StrCat("z", next(5))}}).meta.labels;
+        n->SetNode(node);
+        break;
+      }
+    }
+    const framework::PodInfo& pod = *incoming[next(incoming.size())];
+    CycleState got_state, want_state;
+    Status got_pre = long_lived.PreFilter(got_state, pod, all, nullptr);
+    InterPodAffinity fresh(InterPodAffinityArgs{}, c.handle);
+    Status want_pre = fresh.PreFilter(want_state, pod, all, nullptr);
+    ASSERT_EQ(got_pre.code(), want_pre.code());
+    if (!got_pre.IsSuccess()) continue;
+    // A preemption-style update of this cycle's state must not leak into
+    // the next cycle's counts.
+    if (next(3) == 0 && !added.empty()) {
+      const auto& [node, uid] = added[next(added.size())];
+      for (const framework::PodInfoPtr& p : node->pods()) {
+        if (p->uid() != uid) continue;
+        ASSERT_TRUE(long_lived.RemovePod(got_state, pod, *p, *node).IsSuccess());
+        ASSERT_TRUE(fresh.RemovePod(want_state, pod, *p, *node).IsSuccess());
+      }
+    }
+    for (NodeInfo* n : all) {
+      Status got = long_lived.Filter(got_state, pod, *n);
+      Status want = fresh.Filter(want_state, pod, *n);
+      EXPECT_EQ(got.code(), want.code()) << n->name();
+      EXPECT_EQ(got.Message(), want.Message()) << n->name();
+    }
+  }
+}
+
 // ---- Scoring ------------------------------------------------------------------
 
 std::map<std::string, int64_t> RunScore(InterPodAffinity& pl, Cluster& c, const framework::PodInfo& pod,

@@ -7,8 +7,8 @@
 #include "gantry/util/strings.h"
 
 namespace gantry::plugins::node_resources_balanced_allocation {
-namespace {
 
+namespace {
 using node_resources_fit::Int64s;
 
 struct PreScoreState final : framework::StateData {
@@ -69,9 +69,11 @@ nlohmann::json NodeResourcesBalancedAllocationArgs::ToJson() const {
   return {{"resources", helper::ResourceSpecsToJson(resources)}};
 }
 
-NodeResourcesBalancedAllocation::NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs args)
+NodeResourcesBalancedAllocation::NodeResourcesBalancedAllocation(
+    NodeResourcesBalancedAllocationArgs args)
     : args_(std::move(args)),
-      scorer_(args_.resources, /*use_requested=*/true, node_resources_fit::BalancedResourceScorer) {}
+      scorer_(args_.resources, /*use_requested=*/true,
+              node_resources_fit::ScoreFolder::Balanced()) {}
 
 framework::Status NodeResourcesBalancedAllocation::PreScore(framework::CycleState& state,
                                                             const framework::PodInfo& pod,

@@ -6,8 +6,8 @@
 #include "src/api/resources.h"
 
 namespace gantry::plugins::node_resources_fit {
-namespace {
 
+namespace {
 struct PreFilterState final : framework::StateData {
   framework::Resource requests;             // scalar list: checked resources only
   std::vector<std::string> scalar_reasons;  // "Insufficient <name>", parallel to requests.scalar
@@ -23,16 +23,18 @@ struct PreScoreState final : framework::StateData {
   }
 };
 
-ScorerFn MakeScorer(const ScoringStrategy& s) {
+ScoreFolder MakeFolder(const ScoringStrategy& s) {
   std::vector<int64_t> weights;
   for (const helper::ResourceSpec& r : s.resources) weights.push_back(r.weight);
   switch (s.type) {
-    case ScoringStrategyType::kLeastAllocated: return LeastAllocatedScorer(std::move(weights));
-    case ScoringStrategyType::kMostAllocated: return MostAllocatedScorer(std::move(weights));
+    case ScoringStrategyType::kLeastAllocated:
+      return ScoreFolder::LeastAllocated(std::move(weights));
+    case ScoringStrategyType::kMostAllocated:
+      return ScoreFolder::MostAllocated(std::move(weights));
     case ScoringStrategyType::kRequestedToCapacityRatio:
-      return RequestedToCapacityRatioScorer(std::move(weights), s.shape);
+      return ScoreFolder::RequestedToCapacityRatio(std::move(weights), s.shape);
   }
-  return LeastAllocatedScorer(std::move(weights));
+  return ScoreFolder::LeastAllocated(std::move(weights));
 }
 
 bool ParseStrategyType(std::string_view s, ScoringStrategyType* out) {
@@ -285,7 +287,8 @@ NodeResourcesFit::NodeResourcesFit(NodeResourcesFitArgs args)
     : args_(std::move(args)),
       ignored_resources_(args_.ignored_resources.begin(), args_.ignored_resources.end()),
       ignored_groups_(args_.ignored_resource_groups.begin(), args_.ignored_resource_groups.end()),
-      scorer_(args_.scoring_strategy.resources, /*use_requested=*/false, MakeScorer(args_.scoring_strategy)) {}
+      scorer_(args_.scoring_strategy.resources, /*use_requested=*/false,
+              MakeFolder(args_.scoring_strategy)) {}
 
 bool NodeResourcesFit::Ignored(api::Symbol name) const {
   std::string_view n = name.view();

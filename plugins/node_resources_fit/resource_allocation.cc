@@ -37,84 +37,103 @@ int64_t BrokenLinear(const std::vector<std::pair<int64_t, int64_t>>& shape, int6
 
 }  // namespace
 
-ScorerFn LeastAllocatedScorer(std::vector<int64_t> weights) {
-  return [weights = std::move(weights)](const Int64s& requested, const Int64s& allocatable) -> int64_t {
-    int64_t node_score = 0, weight_sum = 0;
-    for (size_t i = 0; i < requested.size(); ++i) {
-      if (allocatable[i] == 0) continue;
-      node_score += LeastRequestedScore(requested[i], allocatable[i]) * weights[i];
-      weight_sum += weights[i];
-    }
-    return weight_sum == 0 ? 0 : node_score / weight_sum;
-  };
+ScoreFolder ScoreFolder::LeastAllocated(std::vector<int64_t> weights) {
+  ScoreFolder f;
+  f.kind_ = Kind::kLeast;
+  f.weights_ = std::move(weights);
+  return f;
 }
 
-ScorerFn MostAllocatedScorer(std::vector<int64_t> weights) {
-  return [weights = std::move(weights)](const Int64s& requested, const Int64s& allocatable) -> int64_t {
-    int64_t node_score = 0, weight_sum = 0;
-    for (size_t i = 0; i < requested.size(); ++i) {
-      if (allocatable[i] == 0) continue;
-      node_score += MostRequestedScore(requested[i], allocatable[i]) * weights[i];
-      weight_sum += weights[i];
-    }
-    return weight_sum == 0 ? 0 : node_score / weight_sum;
-  };
+ScoreFolder ScoreFolder::MostAllocated(std::vector<int64_t> weights) {
+  ScoreFolder f;
+  f.kind_ = Kind::kMost;
+  f.weights_ = std::move(weights);
+  return f;
 }
 
-ScorerFn RequestedToCapacityRatioScorer(std::vector<int64_t> weights,
-                                        const std::vector<UtilizationShapePoint>& shape) {
-  std::vector<std::pair<int64_t, int64_t>> scaled;
+ScoreFolder ScoreFolder::RequestedToCapacityRatio(std::vector<int64_t> weights,
+                                                  const std::vector<UtilizationShapePoint>& shape) {
+  ScoreFolder f;
+  f.kind_ = Kind::kRatio;
+  f.weights_ = std::move(weights);
   for (const UtilizationShapePoint& p : shape) {
     // Shape scores are 0..10; scale them to the scheduler's 0..100.
-    scaled.emplace_back(p.utilization, int64_t{p.score} * (framework::kMaxNodeScore / kMaxCustomPriorityScore));
+    f.shape_.emplace_back(p.utilization,
+                          int64_t{p.score} * (framework::kMaxNodeScore / kMaxCustomPriorityScore));
   }
-  return [weights = std::move(weights), scaled = std::move(scaled)](const Int64s& requested,
-                                                                   const Int64s& allocatable) -> int64_t {
-    if (scaled.empty()) return 0;
-    int64_t node_score = 0, weight_sum = 0;
-    for (size_t i = 0; i < requested.size(); ++i) {
-      if (allocatable[i] == 0) continue;
-      int64_t resource_score;
-      if (requested[i] > allocatable[i]) {
-        resource_score = BrokenLinear(scaled, kMaxUtilization);
-      } else {
-        resource_score = BrokenLinear(scaled, requested[i] * kMaxUtilization / allocatable[i]);
+  return f;
+}
+
+ScoreFolder ScoreFolder::Balanced() {
+  ScoreFolder f;
+  f.kind_ = Kind::kBalanced;
+  return f;
+}
+
+int64_t ScoreFolder::Fold(const int64_t* requested, const int64_t* allocatable, size_t n) const {
+  switch (kind_) {
+    case Kind::kLeast:
+    case Kind::kMost: {
+      int64_t node_score = 0, weight_sum = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (allocatable[i] == 0) continue;
+        const int64_t s = kind_ == Kind::kLeast ? LeastRequestedScore(requested[i], allocatable[i])
+                                                : MostRequestedScore(requested[i], allocatable[i]);
+        node_score += s * weights_[i];
+        weight_sum += weights_[i];
       }
-      if (resource_score > 0) {
-        node_score += resource_score * weights[i];
-        weight_sum += weights[i];
-      }
+      return weight_sum == 0 ? 0 : node_score / weight_sum;
     }
-    if (weight_sum == 0) return 0;
-    return static_cast<int64_t>(std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
-  };
+    case Kind::kRatio: {
+      if (shape_.empty()) return 0;
+      int64_t node_score = 0, weight_sum = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (allocatable[i] == 0) continue;
+        int64_t resource_score;
+        if (requested[i] > allocatable[i]) {
+          resource_score = BrokenLinear(shape_, kMaxUtilization);
+        } else {
+          resource_score = BrokenLinear(shape_, requested[i] * kMaxUtilization / allocatable[i]);
+        }
+        if (resource_score > 0) {
+          node_score += resource_score * weights_[i];
+          weight_sum += weights_[i];
+        }
+      }
+      if (weight_sum == 0) return 0;
+      return static_cast<int64_t>(
+          std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+    }
+    case Kind::kBalanced: {
+      // Fractions of the resources the node offers, in order.
+      absl::InlinedVector<double, 8> fractions(n);
+      size_t m = 0;
+      double total = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (allocatable[i] == 0) continue;
+        double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
+        if (f > 1) f = 1;
+        total += f;
+        fractions[m++] = f;
+      }
+      double stddev = 0;
+      if (m == 2) {
+        stddev = std::abs((fractions[0] - fractions[1]) / 2);
+      } else if (m > 2) {
+        double mean = total / static_cast<double>(m);
+        double sum = 0;
+        for (size_t i = 0; i < m; ++i) sum += (fractions[i] - mean) * (fractions[i] - mean);
+        stddev = std::sqrt(sum / static_cast<double>(m));
+      }
+      return static_cast<int64_t>((1 - stddev) * static_cast<double>(framework::kMaxNodeScore));
+    }
+  }
+  return 0;
 }
 
-int64_t BalancedResourceScorer(const Int64s& requested, const Int64s& allocatable) {
-  absl::InlinedVector<double, 4> fractions;
-  double total = 0;
-  for (size_t i = 0; i < requested.size(); ++i) {
-    if (allocatable[i] == 0) continue;
-    double f = static_cast<double>(requested[i]) / static_cast<double>(allocatable[i]);
-    if (f > 1) f = 1;
-    total += f;
-    fractions.push_back(f);
-  }
-  double stddev = 0;
-  if (fractions.size() == 2) {
-    stddev = std::abs((fractions[0] - fractions[1]) / 2);
-  } else if (fractions.size() > 2) {
-    double mean = total / static_cast<double>(fractions.size());
-    double sum = 0;
-    for (double f : fractions) sum += (f - mean) * (f - mean);
-    stddev = std::sqrt(sum / static_cast<double>(fractions.size()));
-  }
-  return static_cast<int64_t>((1 - stddev) * static_cast<double>(framework::kMaxNodeScore));
-}
-
-ResourceAllocationScorer::ResourceAllocationScorer(const std::vector<helper::ResourceSpec>& resources,
-                                                   bool use_requested, ScorerFn scorer)
-    : use_requested_(use_requested), scorer_(std::move(scorer)) {
+ResourceAllocationScorer::ResourceAllocationScorer(
+    const std::vector<helper::ResourceSpec>& resources, bool use_requested, ScoreFolder folder)
+    : use_requested_(use_requested), folder_(std::move(folder)) {
   const api::ResourceNames& n = api::ResourceNames::Get();
   for (const helper::ResourceSpec& r : resources) {
     api::Symbol name = api::Symbol::Intern(r.name);
@@ -186,15 +205,25 @@ void ResourceAllocationScorer::AllocatableRequest(const framework::NodeInfo& nod
 }
 
 int64_t ResourceAllocationScorer::Score(const framework::NodeInfo& node, const Int64s& pod_requests) const {
-  Int64s requested(names_.size(), 0), allocatable(names_.size(), 0);
-  for (size_t i = 0; i < names_.size(); ++i) {
+  const size_t n = names_.size();
+  constexpr size_t kOnStack = 8;
+  int64_t requested_buf[kOnStack], allocatable_buf[kOnStack];
+  Int64s requested_heap, allocatable_heap;
+  int64_t* requested = requested_buf;
+  int64_t* allocatable = allocatable_buf;
+  if (n > kOnStack) {
+    requested_heap.resize(n);
+    allocatable_heap.resize(n);
+    requested = requested_heap.data();
+    allocatable = allocatable_heap.data();
+  }
+  for (size_t i = 0; i < n; ++i) {
     int64_t alloc, req;
     AllocatableRequest(node, i, pod_requests[i], &alloc, &req);
-    if (alloc == 0) continue;
     allocatable[i] = alloc;
-    requested[i] = req;
+    requested[i] = alloc == 0 ? 0 : req;
   }
-  return scorer_(requested, allocatable);
+  return folder_.Fold(requested, allocatable, n);
 }
 
 }  // namespace gantry::plugins::node_resources_fit

@@ -7,7 +7,6 @@
 #define GANTRY_PLUGINS_NODE_RESOURCES_FIT_RESOURCE_ALLOCATION_H_
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -27,22 +26,35 @@ struct UtilizationShapePoint {
 };
 
 // Folds (requested, allocatable) pairs into a node score; entries with
-// allocatable == 0 are skipped by every scorer.
-using ScorerFn = std::function<int64_t(const Int64s& requested, const Int64s& allocatable)>;
+// allocatable == 0 are skipped by every strategy. A plain value (no
+// std::function) so that the per-node call inlines.
+class ScoreFolder {
+ public:
+  static ScoreFolder LeastAllocated(std::vector<int64_t> weights);
+  static ScoreFolder MostAllocated(std::vector<int64_t> weights);
+  static ScoreFolder RequestedToCapacityRatio(std::vector<int64_t> weights,
+                                              const std::vector<UtilizationShapePoint>& shape);
+  // Balanced: (1 - standard deviation of the usage fractions) * 100.
+  static ScoreFolder Balanced();
 
-ScorerFn LeastAllocatedScorer(std::vector<int64_t> weights);
-ScorerFn MostAllocatedScorer(std::vector<int64_t> weights);
-ScorerFn RequestedToCapacityRatioScorer(std::vector<int64_t> weights,
-                                        const std::vector<UtilizationShapePoint>& shape);
-// Balanced: (1 - standard deviation of the usage fractions) * 100.
-int64_t BalancedResourceScorer(const Int64s& requested, const Int64s& allocatable);
+  int64_t Fold(const int64_t* requested, const int64_t* allocatable, size_t n) const;
+  int64_t operator()(const Int64s& requested, const Int64s& allocatable) const {
+    return Fold(requested.data(), allocatable.data(), requested.size());
+  }
+
+ private:
+  enum class Kind : uint8_t { kLeast, kMost, kRatio, kBalanced };
+  Kind kind_ = Kind::kLeast;
+  std::vector<int64_t> weights_;
+  std::vector<std::pair<int64_t, int64_t>> shape_;  // (utilization, score scaled to 0..100)
+};
 
 class ResourceAllocationScorer {
  public:
   // `use_requested`: true scores actual requests (BalancedAllocation); false
   // uses the non-zero defaults for cpu/memory (NodeResourcesFit).
   ResourceAllocationScorer(const std::vector<helper::ResourceSpec>& resources, bool use_requested,
-                           ScorerFn scorer);
+                           ScoreFolder folder);
 
   // The pod's request for each configured resource, in order.
   Int64s PodRequests(const framework::PodInfo& pod) const;
@@ -61,7 +73,7 @@ class ResourceAllocationScorer {
   std::vector<api::Symbol> names_;
   std::vector<Kind> kinds_;
   bool use_requested_;
-  ScorerFn scorer_;
+  ScoreFolder folder_;
 };
 
 }  // namespace gantry::plugins::node_resources_fit

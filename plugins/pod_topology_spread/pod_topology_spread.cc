@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gantry/util/strings.h"
+#include "plugins/helper/node_memo.h"
 
 namespace gantry::plugins::pod_topology_spread {
 namespace {
@@ -115,24 +116,41 @@ void ParallelChunks(framework::Parallelizer& par, int n, F&& fn) {
 
 // ---- Cycle state ----------------------------------------------------------
 
+// Per constraint: the eligible domains (those with at least one eligible
+// node, including domains without matching pods) and their matching pods.
 struct DomainCounts {
-  absl::flat_hash_map<api::Symbol, int32_t> counts;  // eligible domains, incl. zero counts
+  struct Domain {
+    int32_t matches = 0;  // matching pods on the domain's eligible nodes
+    int32_t nodes = 0;    // eligible nodes in the domain
+  };
+  absl::flat_hash_map<api::Symbol, Domain> counts;
   int32_t min = kNoDomain;
 
   void RecomputeMin() {
     min = kNoDomain;
-    for (const auto& [v, n] : counts) min = std::min(min, n);
+    for (const auto& [v, d] : counts) min = std::min(min, d.matches);
   }
-  // Keeps `min` exact (upstream keeps two "critical paths"; see README).
-  void Add(api::Symbol value, int32_t delta) {
-    int32_t& n = counts[value];
-    int32_t old = n;
-    n += delta;
-    if (n < min) {
-      min = n;
-    } else if (old == min && delta > 0) {
+  // Adds an eligible node (`nodes` = +1) or removes one (-1) with its
+  // `matches`, or changes the matches of a domain (`nodes` = 0). Keeps `min`
+  // exact (upstream keeps two "critical paths"; see README).
+  void Add(api::Symbol value, int32_t matches, int32_t nodes) {
+    auto it = counts.try_emplace(value).first;
+    Domain& d = it->second;
+    const int32_t old = d.matches;
+    d.matches += matches;
+    d.nodes += nodes;
+    if (nodes != 0 && d.nodes <= 0) {
+      counts.erase(it);
+      if (old == min) RecomputeMin();
+    } else if (d.matches < min) {
+      min = d.matches;
+    } else if (old == min && d.matches > old) {
       RecomputeMin();
     }
+  }
+  int32_t Matches(api::Symbol value) const {
+    auto it = counts.find(value);
+    return it == counts.end() ? 0 : it->second.matches;
   }
 };
 
@@ -140,8 +158,14 @@ class PreFilterState final : public framework::StateData {
  public:
   std::shared_ptr<const std::vector<Constraint>> constraints;
   std::vector<uint8_t> self_match;  // per constraint: the incoming pod matches its selector
-  std::vector<DomainCounts> domains;
+  // Per constraint. Shared with the plugin's memo (read-only) until the
+  // first AddPod/RemovePod, which takes a private copy.
+  std::shared_ptr<std::vector<DomainCounts>> domains;
 
+  std::vector<DomainCounts>& MutableDomains() {
+    if (domains.use_count() > 1) domains = std::make_shared<std::vector<DomainCounts>>(*domains);
+    return *domains;
+  }
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreFilterState>(*this);
   }
@@ -429,6 +453,73 @@ std::vector<Constraint> PodTopologySpread::GetConstraints(const api::Pod& pod,
   return cs;
 }
 
+// PreFilter's per-node results of the last cycle, for pods with the same
+// signature (namespace, constraints, and the node-inclusion inputs the
+// constraints honour). Only the positions whose NodeInfo changed are
+// recounted, and their old contribution is replaced in `domains`.
+struct FilterMemo {
+  std::string signature;
+  size_t num_constraints = 0;
+  helper::NodeChangeTracker tracker;
+  // Per position and constraint: matching pods (-1: node not eligible) and
+  // the node's domain.
+  std::vector<int32_t> counts;
+  std::vector<api::Symbol> values;
+  std::shared_ptr<std::vector<DomainCounts>> domains;
+  // Scratch of one pass, by index into `changed`.
+  std::vector<int> changed;
+  std::vector<int32_t> new_counts;
+  std::vector<api::Symbol> new_values;
+};
+
+namespace {
+
+// What PreFilter's per-node results depend on besides the NodeInfo.
+std::string FilterSignature(const api::Pod& pod, const std::vector<Constraint>& cs) {
+  helper::Signature sig;
+  sig.Add(pod.meta.namespace_);
+  bool affinity = false, taints = false;
+  sig.Add(static_cast<uint64_t>(cs.size()));
+  for (const Constraint& c : cs) {
+    sig.Add(c.topology_key);
+    sig.Add(c.selector);
+    sig.Add(static_cast<uint64_t>(c.node_affinity_policy));
+    sig.Add(static_cast<uint64_t>(c.node_taints_policy));
+    affinity |= c.node_affinity_policy == api::InclusionPolicy::kHonor;
+    taints |= c.node_taints_policy == api::InclusionPolicy::kHonor;
+  }
+  if (affinity) {
+    sig.AddList(pod.node_selector);
+    const bool required = pod.affinity && pod.affinity->node_required;
+    sig.Add(static_cast<uint64_t>(required));
+    if (required) sig.Add(*pod.affinity->node_required);
+  }
+  if (taints) sig.AddList(pod.tolerations);
+  return sig.bytes();
+}
+
+// One node's (count, value) per constraint into `counts`/`values`.
+void CountNode(const api::Pod& pod, const std::vector<Constraint>& cs, const NodeInfo& ni,
+               int32_t* counts, api::Symbol* values) {
+  const size_t nc = cs.size();
+  for (size_t c = 0; c < nc; ++c) {
+    counts[c] = -1;
+    values[c] = api::Symbol();
+  }
+  const api::Node* node = ni.node();
+  if (node == nullptr || !HasAllTopologyKeys(node->meta.labels, cs)) return;
+  InclusionCheck inclusion(pod, *node);
+  for (size_t c = 0; c < nc; ++c) {
+    if (!inclusion.Includes(cs[c])) continue;
+    values[c] = *LabelValue(node->meta.labels, cs[c].topology_key);
+    counts[c] = CountMatching(ni.pods(), cs[c], pod.meta.namespace_);
+  }
+}
+
+}  // namespace
+
+PodTopologySpread::~PodTopologySpread() = default;
+
 Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod_info,
                                     const std::vector<NodeInfo*>& nodes,
                                     framework::PreFilterResult* /*result*/) {
@@ -438,38 +529,66 @@ Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod_info,
   if (constraints->empty()) return Status::Skip();
   const std::vector<Constraint>& cs = *constraints;
   const size_t nc = cs.size();
-  const int n = static_cast<int>(nodes.size());
+  const size_t n = nodes.size();
 
-  // Per node and constraint: matching pods (-1: node not eligible) and domain.
-  std::vector<int32_t> node_counts(static_cast<size_t>(n) * nc, -1);
-  std::vector<api::Symbol> node_values(static_cast<size_t>(n) * nc);
-  ParallelChunks(handle_.parallelizer(), n, [&](int begin, int end) {
-    for (int i = begin; i < end; ++i) {
-      const NodeInfo* ni = nodes[i];
-      const api::Node* node = ni->node();
-      if (node == nullptr || !HasAllTopologyKeys(node->meta.labels, cs)) continue;
-      InclusionCheck inclusion(pod, *node);
-      for (size_t c = 0; c < nc; ++c) {
-        if (!inclusion.Includes(cs[c])) continue;
-        size_t slot = static_cast<size_t>(i) * nc + c;
-        node_values[slot] = *LabelValue(node->meta.labels, cs[c].topology_key);
-        node_counts[slot] = CountMatching(ni->pods(), cs[c], pod.meta.namespace_);
-      }
+  std::lock_guard<std::mutex> lock(memo_mu_);
+  if (memo_ == nullptr) memo_ = std::make_unique<FilterMemo>();
+  FilterMemo& m = *memo_;
+  std::string signature = FilterSignature(pod, cs);
+  if (m.signature != signature || m.num_constraints != nc || m.domains == nullptr) {
+    m.signature = std::move(signature);
+    m.num_constraints = nc;
+    m.tracker.Reset();
+    m.counts.clear();
+    m.values.clear();
+    m.domains = std::make_shared<std::vector<DomainCounts>>(nc);
+  } else if (m.domains.use_count() > 1) {
+    // A state of an earlier cycle still reads the counts: update a copy.
+    m.domains = std::make_shared<std::vector<DomainCounts>>(*m.domains);
+  }
+  std::vector<DomainCounts>& domains = *m.domains;
+  auto apply = [&](const int32_t* counts, const api::Symbol* values, int sign) {
+    for (size_t c = 0; c < nc; ++c) {
+      if (counts[c] >= 0) domains[c].Add(values[c], sign * counts[c], sign);
     }
-  });
+  };
+
+  // Positions beyond the current list leave (the list shrank).
+  for (size_t i = n; i < m.tracker.size(); ++i) apply(&m.counts[i * nc], &m.values[i * nc], -1);
+  m.tracker.Diff(nodes, &m.changed);
+  m.counts.resize(n * nc, -1);
+  m.values.resize(n * nc);
+
+  // Recount the changed nodes (in parallel when there are many), then swap
+  // their contributions in.
+  const int num_changed = static_cast<int>(m.changed.size());
+  m.new_counts.resize(m.changed.size() * nc);
+  m.new_values.resize(m.changed.size() * nc);
+  auto recount = [&](int begin, int end) {
+    for (int k = begin; k < end; ++k) {
+      const size_t slot = static_cast<size_t>(k) * nc;
+      CountNode(pod, cs, *nodes[static_cast<size_t>(m.changed[k])], &m.new_counts[slot],
+                &m.new_values[slot]);
+    }
+  };
+  if (num_changed >= 64) {
+    ParallelChunks(handle_.parallelizer(), num_changed, recount);
+  } else {
+    recount(0, num_changed);
+  }
+  for (int k = 0; k < num_changed; ++k) {
+    const size_t slot = static_cast<size_t>(m.changed[k]) * nc;
+    const size_t fresh = static_cast<size_t>(k) * nc;
+    apply(&m.counts[slot], &m.values[slot], -1);
+    std::copy_n(&m.new_counts[fresh], nc, &m.counts[slot]);
+    std::copy_n(&m.new_values[fresh], nc, &m.values[slot]);
+    apply(&m.counts[slot], &m.values[slot], +1);
+  }
 
   auto s = std::make_unique<PreFilterState>();
-  s->domains.resize(nc);
   s->self_match.resize(nc);
-  for (size_t c = 0; c < nc; ++c) {
-    s->self_match[c] = cs[c].Matches(pod.meta.labels) ? 1 : 0;
-    if (cs[c].topology_key.view() == kLabelHostname) s->domains[c].counts.reserve(n);
-  }
-  for (size_t slot = 0; slot < node_counts.size(); ++slot) {
-    if (node_counts[slot] < 0) continue;
-    s->domains[slot % nc].counts[node_values[slot]] += node_counts[slot];
-  }
-  for (DomainCounts& d : s->domains) d.RecomputeMin();
+  for (size_t c = 0; c < nc; ++c) s->self_match[c] = cs[c].Matches(pod.meta.labels) ? 1 : 0;
+  s->domains = m.domains;
   s->constraints = std::move(constraints);
   state.Write(kPreFilterStateKey, std::move(s));
   return Status();
@@ -490,7 +609,7 @@ Status PodTopologySpread::UpdateWithPod(CycleState& state, const api::Pod& preem
   InclusionCheck inclusion(preemptor, *node);
   for (size_t c = 0; c < cs.size(); ++c) {
     if (!cs[c].Matches(updated.meta.labels) || !inclusion.Includes(cs[c])) continue;
-    st.domains[c].Add(*LabelValue(node->meta.labels, cs[c].topology_key), delta);
+    st.MutableDomains()[c].Add(*LabelValue(node->meta.labels, cs[c].topology_key), delta, 0);
   }
   return Status();
 }
@@ -517,11 +636,10 @@ Status PodTopologySpread::Filter(const CycleState& state, const PodInfo& /*pod*/
   for (size_t c = 0; c < cs.size(); ++c) {
     auto value = LabelValue(node->meta.labels, cs[c].topology_key);
     if (!value) return Status::Unresolvable(std::string(kErrReasonNodeLabelNotMatch));
-    const DomainCounts& d = st.domains[c];
+    const DomainCounts& d = (*st.domains)[c];
     int64_t min = d.min;
     if (d.counts.size() < static_cast<size_t>(std::max(cs[c].min_domains, 0))) min = 0;
-    auto it = d.counts.find(*value);
-    int64_t match = it == d.counts.end() ? 0 : it->second;
+    int64_t match = d.Matches(*value);
     if (match + st.self_match[c] - min > cs[c].max_skew) {
       return Status::Unschedulable(std::string(kErrReasonConstraintsNotMatch));
     }

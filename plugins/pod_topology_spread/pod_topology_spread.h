@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,8 @@ struct Constraint {
 // other pod gets nullopt (no default constraints). See README.md.
 std::optional<api::LabelSelector> DefaultSelector(const api::Pod& pod);
 
+struct FilterMemo;
+
 class PodTopologySpread final : public framework::PreFilterPlugin,
                                 public framework::PreFilterExtensions,
                                 public framework::FilterPlugin,
@@ -98,6 +101,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                                 public framework::EnqueueExtensions {
  public:
   PodTopologySpread(PodTopologySpreadArgs args, framework::FrameworkHandle& handle);
+  ~PodTopologySpread() override;
 
   std::string_view Name() const override { return kName; }
 
@@ -144,6 +148,9 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   std::vector<api::TopologySpreadConstraint> default_constraints_;
   bool system_defaulted_ = false;
   framework::FrameworkHandle& handle_;
+  // PreFilter's per-node counts, kept across cycles (pod_topology_spread.cc).
+  std::mutex memo_mu_;
+  std::unique_ptr<FilterMemo> memo_;
 };
 
 // Factory and args defaulter for the registry.

@@ -327,6 +327,97 @@ TEST(PodTopologySpreadPreFilter, AddAndRemovePodUpdateCountsAndMinimum) {
   EXPECT_TRUE(pl->Filter(state, *pod, a).IsSuccess());
 }
 
+// PreFilter keeps its per-node counts across calls and recounts only the
+// nodes whose NodeInfo changed. Whatever happened before, the verdicts must
+// equal those of a plugin that sees the cluster for the first time.
+TEST(PodTopologySpreadPreFilter, IncrementalCountsEqualAFreshPlugin) {
+  Cluster c;
+  // More nodes than PreFilter recounts serially, so the parallel path runs too.
+  constexpr int kNodes = 70;
+  for (int i = 0; i < kNodes; ++i) {
+    c.nodes.push_back(MakeNode(gantry::StrCat("n", i), {{"zone", gantry::StrCat("z", i % 3)}}));
+  }
+  // The last node has no zone: it is not eligible.
+  c.nodes[kNodes - 1].meta.labels =
+      ToLabels({{"kubernetes.io/hostname", gantry::StrCat("n", kNodes - 1)}});
+  c.Build();
+  std::vector<framework::PodInfoPtr> incoming = {
+      Incoming(Tsc() + Spread("zone", 1)),
+      Incoming(Tsc() + Spread("zone", 2, "{matchLabels: {app: a}}") +
+                   Spread("kubernetes.io/hostname", 1),
+               "app: a"),
+      Incoming(
+          "  nodeSelector: {zone: z1}\n" + Tsc() + Spread("zone", 1, "{matchLabels: {app: a}}"),
+          "app: a"),
+      Incoming(
+          Tsc() + Spread("zone", 1, "{matchLabels: {app: a}}", "DoNotSchedule", ", minDomains: 4"),
+          "app: a"),
+  };
+  auto long_lived = NewPlugin(c.handle, ListArgs());
+  uint64_t rng = 42;
+  auto next = [&](uint64_t bound) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (rng >> 33) % bound;
+  };
+  const std::vector<std::string> kLabels = {"foo", "app"};
+  const std::vector<std::string> kValues = {"", "a", "b"};
+  std::vector<std::pair<NodeInfo*, std::string>> added;
+  for (int step = 0; step < 400; ++step) {
+    SCOPED_TRACE(gantry::StrCat("step ", step));
+    std::vector<NodeInfo*> all = c.All();
+    switch (next(4)) {
+      case 0:
+      case 1: {  // a pod lands somewhere
+        NodeInfo* n = all[next(all.size())];
+        std::string name = gantry::StrCat("p", step);
+        api::Pod p = Existing(name, std::string(n->name()), {{kLabels[next(2)], kValues[next(3)]}},
+                              next(4) == 0 ? "other" : "default");
+        p.meta.uid = name;
+        n->AddPod(testing::MakePodInfo(p));
+        added.emplace_back(n, name);
+        break;
+      }
+      case 2:  // a pod goes
+        if (!added.empty()) {
+          size_t k = next(added.size());
+          added[k].first->RemovePod(added[k].second);
+          added.erase(added.begin() + static_cast<long>(k));
+        }
+        break;
+      case 3: {  // a node moves to another zone
+        NodeInfo* n = all[next(kNodes - 1)];
+        auto node = std::make_shared<api::Node>(*n->node());
+        node->meta.labels = ToLabels({{"kubernetes.io/hostname", std::string(n->name())},
+                                      {"zone", gantry::StrCat("z", next(4))}});
+        n->SetNode(node);
+        break;
+      }
+    }
+    // Sometimes the node list itself changes (a node is left out).
+    if (next(5) == 0) all.erase(all.begin() + static_cast<long>(next(all.size())));
+    const framework::PodInfo& pod = *incoming[next(incoming.size())];
+    CycleState got_state, want_state;
+    Status got_pre = long_lived->PreFilter(got_state, pod, all, nullptr);
+    auto fresh = NewPlugin(c.handle, ListArgs());
+    Status want_pre = fresh->PreFilter(want_state, pod, all, nullptr);
+    ASSERT_EQ(got_pre.code(), want_pre.code());
+    if (!got_pre.IsSuccess()) continue;
+    // A preemption-style update of this cycle's state must not leak into
+    // the next cycle's counts.
+    if (next(3) == 0 && !added.empty()) {
+      auto victim = testing::MakePodInfo(Existing("v", std::string(all[0]->name()), kFoo));
+      ASSERT_TRUE(long_lived->AddPod(got_state, pod, *victim, *all[0]).IsSuccess());
+      ASSERT_TRUE(fresh->AddPod(want_state, pod, *victim, *all[0]).IsSuccess());
+    }
+    for (NodeInfo* n : c.All()) {
+      Status got = long_lived->Filter(got_state, pod, *n);
+      Status want = fresh->Filter(want_state, pod, *n);
+      EXPECT_EQ(got.code(), want.code()) << n->name();
+      EXPECT_EQ(got.Message(), want.Message()) << n->name();
+    }
+  }
+}
+
 // ---- Scoring --------------------------------------------------------------
 
 std::map<std::string, int64_t> RunScore(PodTopologySpread& pl, Cluster& c, const framework::PodInfo& pod,

@@ -8,6 +8,14 @@
 namespace gantry::api {
 
 std::optional<Symbol> FindLabel(const Labels& labels, Symbol key) {
+  // Label sets are usually small: integer compares beat a binary search
+  // that compares text.
+  if (labels.size() <= 16) {
+    for (const auto& [k, v] : labels) {
+      if (k == key) return v;
+    }
+    return std::nullopt;
+  }
   auto it = std::lower_bound(labels.begin(), labels.end(), key,
                              [](const auto& kv, Symbol k) { return kv.first.view() < k.view(); });
   if (it != labels.end() && it->first == key) return it->second;

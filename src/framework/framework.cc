@@ -238,7 +238,7 @@ absl::flat_hash_map<std::string, std::vector<ClusterEventWithHint>> Framework::E
 Status Framework::RunPreEnqueuePlugins(const PodInfo& pod) const {
   for (PreEnqueuePlugin* p : pre_enqueue_) {
     Status st = p->PreEnqueue(pod);
-    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+    if (!st.IsSuccess()) return std::move(st.WithPlugin(p->Name()));
   }
   return Status();
 }
@@ -313,7 +313,7 @@ Status Framework::RunFilterPlugins(const std::vector<FilterPlugin*>& active, con
         return Status(Code::kError, gantry::StrCat("running \"", p->Name(), "\" filter plugin: ", st.Message()))
             .WithPlugin(p->Name());
       }
-      return st.WithPlugin(p->Name());
+      return std::move(st.WithPlugin(p->Name()));
     }
   }
   return Status();
@@ -325,7 +325,7 @@ Status Framework::RunPreFilterAddPod(CycleState& state, const PodInfo& pod, cons
     PreFilterExtensions* ext = p->Extensions();
     if (ext == nullptr || state.SkipFilter(p->Name())) continue;  // cheap test first
     Status st = ext->AddPod(state, pod, to_add, node);
-    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+    if (!st.IsSuccess()) return std::move(st.WithPlugin(p->Name()));
   }
   return Status();
 }
@@ -336,7 +336,7 @@ Status Framework::RunPreFilterRemovePod(CycleState& state, const PodInfo& pod,
     PreFilterExtensions* ext = p->Extensions();
     if (ext == nullptr || state.SkipFilter(p->Name())) continue;  // cheap test first
     Status st = ext->RemovePod(state, pod, to_remove, node);
-    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+    if (!st.IsSuccess()) return std::move(st.WithPlugin(p->Name()));
   }
   return Status();
 }
@@ -443,7 +443,7 @@ Status Framework::RunReservePluginsUntimed(CycleState& state, const PodInfo& pod
   for (ReservePlugin* p : reserve_) {
     Status st = p->Reserve(state, pod, node);
     if (!st.IsSuccess()) {
-      if (st.IsRejected()) return st.WithPlugin(p->Name());
+      if (st.IsRejected()) return std::move(st.WithPlugin(p->Name()));
       return Status(Code::kError, gantry::StrCat("running Reserve plugin \"", p->Name(), "\": ", st.Message()))
           .WithPlugin(p->Name());
     }
@@ -468,7 +468,7 @@ Status Framework::RunPermitPluginsUntimed(CycleState& state, const PodInfo& pod,
                                    "\" asked to wait in Permit; Gantry does not hold pods in Permit"))
           .WithPlugin(p->Name());
     }
-    if (st.IsRejected()) return st.WithPlugin(p->Name());
+    if (st.IsRejected()) return std::move(st.WithPlugin(p->Name()));
     return Status(Code::kError, gantry::StrCat("running Permit plugin \"", p->Name(), "\": ", st.Message()))
         .WithPlugin(p->Name());
   }
@@ -479,7 +479,7 @@ Status Framework::RunPreBindPluginsUntimed(CycleState& state, const PodInfo& pod
   for (PreBindPlugin* p : pre_bind_) {
     Status st = p->PreBind(state, pod, node);
     if (st.IsSkip()) continue;
-    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+    if (!st.IsSuccess()) return std::move(st.WithPlugin(p->Name()));
   }
   return Status();
 }
@@ -488,7 +488,7 @@ Status Framework::RunBindPluginsUntimed(CycleState& state, const PodInfo& pod, s
   for (BindPlugin* p : bind_) {
     Status st = p->Bind(state, pod, node);
     if (st.IsSkip()) continue;
-    if (!st.IsSuccess()) return st.WithPlugin(p->Name());
+    if (!st.IsSuccess()) return std::move(st.WithPlugin(p->Name()));
     return st;
   }
   return Status(Code::kError, "all bind plugins skipped the pod");

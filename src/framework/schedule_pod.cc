@@ -135,7 +135,10 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
         if (static_cast<int>(feasible.size()) < to_find) feasible.push_back(node);
       } else {
         Status& fst = statuses[static_cast<size_t>(k)];
-        fit_error->diagnosis.unschedulable_plugins.insert(std::string(fst.plugin()));
+        auto& plugins = fit_error->diagnosis.unschedulable_plugins;
+        if (!plugins.contains(gantry::AsAbsl(fst.plugin()))) {
+          plugins.insert(std::string(fst.plugin()));
+        }
         fit_error->diagnosis.node_to_status.emplace(std::string(node->name()), std::move(fst));
       }
     }

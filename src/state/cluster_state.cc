@@ -453,22 +453,29 @@ size_t ClusterState::PodCount() const {
 
 void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
   absl::MutexLock lock(&mu_);
-  bool affinity_changed = order_changed_;
+  // Membership of the ordered lists changes only when a node appears or
+  // goes (then the lists are rebuilt by name) or a node starts or stops
+  // having pods with (anti-)affinity (then they are refiltered from list_,
+  // whose NodeInfo pointers stay valid).
+  bool nodes_changed = order_changed_;
+  bool affinity_changed = false;
   for (const std::string& name : dirty_nodes_) {
     auto it = nodes_.find(name);
     auto sit = snapshot->nodes_.find(name);
     const bool had_affinity = sit != snapshot->nodes_.end() && !sit->second->pods_with_affinity().empty();
+    const bool had_anti =
+        sit != snapshot->nodes_.end() && !sit->second->pods_with_required_anti_affinity().empty();
     if (it == nodes_.end() || it->second->node() == nullptr) {
       if (sit != snapshot->nodes_.end()) {
         snapshot->nodes_.erase(sit);
-        affinity_changed = true;
+        nodes_changed = true;
       }
       continue;
     }
     const framework::NodeInfo& src = *it->second;
     if (sit == snapshot->nodes_.end()) {
       sit = snapshot->nodes_.emplace(name, std::make_unique<framework::NodeInfo>()).first;
-      affinity_changed = true;
+      nodes_changed = true;
     }
     if (sit->second->generation() != src.generation()) {
       *sit->second = src;
@@ -482,7 +489,10 @@ void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
         }
       }
     }
-    if (had_affinity || !sit->second->pods_with_affinity().empty()) affinity_changed = true;
+    if (had_affinity != !sit->second->pods_with_affinity().empty() ||
+        had_anti != !sit->second->pods_with_required_anti_affinity().empty()) {
+      affinity_changed = true;
+    }
   }
   dirty_nodes_.clear();
   if (pdbs_changed_) {
@@ -494,11 +504,17 @@ void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
     snapshot->namespaces_ = namespaces_;
     namespaces_changed_ = false;
   }
-  if (order_changed_) {
+  if (nodes_changed) {
     snapshot->RebuildLists(node_order_);
     order_changed_ = false;
   } else if (affinity_changed) {
-    snapshot->RebuildLists(node_order_);
+    snapshot->with_affinity_.clear();
+    snapshot->with_required_anti_affinity_.clear();
+    for (framework::NodeInfo* ni : snapshot->list_) {
+      if (!ni->pods_with_affinity().empty()) snapshot->with_affinity_.push_back(ni);
+      if (!ni->pods_with_required_anti_affinity().empty())
+        snapshot->with_required_anti_affinity_.push_back(ni);
+    }
   }
 }
 
