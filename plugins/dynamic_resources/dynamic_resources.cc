@@ -72,6 +72,13 @@ struct ResolvedClaim {
   std::shared_ptr<const api::ResourceClaim> claim;
   bool allocate = false;  // not allocated yet: the allocator picks devices
   int alloc_index = -1;   // index in the allocator's claim list
+  // A PodGroup-level claim (the pod's entry matches one of its PodGroup's
+  // spec.resourceClaims): reserved for the group, not the pod.
+  bool group = false;
+  // A PodGroup-level claim that an earlier member of the group is allocating
+  // (in flight): `claim` is a copy carrying that allocation, so Filter keeps
+  // this member where the shared devices are reachable.
+  bool pending = false;
 };
 
 struct Shared {
@@ -83,6 +90,7 @@ struct Shared {
 
 struct CycleData final : framework::StateData {
   std::vector<ResolvedClaim> claims;
+  std::optional<state::PodGroupClaims> group;  // set when some claim is a PodGroup claim
   std::shared_ptr<const dra::Allocator> allocator;  // null when every claim is allocated
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   std::vector<api::AllocationResult> reserved;  // Reserve's choice, per to-allocate claim
@@ -129,9 +137,66 @@ bool IsForPod(const api::ResourceClaim& claim, const api::Pod& pod) {
   return false;
 }
 
-// Checks existence/ownership/deletion of every claim; "" when fine.
-std::string CheckClaims(const api::Pod& pod, state::DraState& dra,
-                        std::vector<std::shared_ptr<const api::ResourceClaim>>* out) {
+// Whether the pod's claim entry `rc` is one of its PodGroup's claims: the
+// entries must match exactly (name, and the same claim or template name).
+bool IsGroupClaim(const api::PodResourceClaim& rc, const state::PodGroupClaims* group) {
+  if (group == nullptr) return false;
+  for (const api::PodGroupResourceClaim& g : group->claims) {
+    if (g.name == rc.name && g.resource_claim_name == rc.resource_claim_name &&
+        g.resource_claim_template_name == rc.resource_claim_template_name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A claim generated from a PodGroup's template is owned by that PodGroup.
+bool IsForGroup(const api::ResourceClaim& claim, const state::PodGroupClaims& group) {
+  for (const api::OwnerReference& o : claim.meta.owner_references) {
+    if (!group.uid.empty() ? o.uid == group.uid : (o.kind.view() == "PodGroup" && o.name == group.name)) return true;
+  }
+  return false;
+}
+
+// The reservedFor entry of a PodGroup.
+api::ResourceClaimConsumerReference GroupConsumer(const state::PodGroupClaims& group) {
+  return api::ResourceClaimConsumerReference{api::Symbol::Intern("scheduling.k8s.io"), api::Symbol::Intern("podgroups"),
+                                             group.name, group.uid};
+}
+
+bool IsReservedForGroup(const api::ResourceClaim& claim, const state::PodGroupClaims& group) {
+  for (const api::ResourceClaimConsumerReference& r : claim.status.reserved_for) {
+    if (r.resource.view() != "podgroups") continue;
+    if (!group.uid.empty() ? r.uid == group.uid : r.name == group.name) return true;
+  }
+  return false;
+}
+
+// The identity of a PodGroup's in-flight allocations (its UID, or its key
+// when the UID is not known).
+std::string GroupInFlightId(const state::PodGroupClaims& group) {
+  return group.uid.empty() ? gantry::StrCat("podgroup:", group.namespace_, "/", group.name) : group.uid;
+}
+
+// The PodGroup-level claims of the pod's native PodGroup, if it has any.
+std::optional<state::PodGroupClaims> GroupOf(const api::Pod& pod, const state::DraState& dra) {
+  if (pod.pod_group_name.empty()) return std::nullopt;
+  return dra.FindPodGroupClaims(pod.meta.namespace_.view(), pod.pod_group_name.view());
+}
+
+bool HasBindingConditions(const api::ResourceClaim& c) {
+  if (!c.status.allocation) return false;
+  for (const auto& r : c.status.allocation->results) {
+    if (!r.binding_conditions.empty()) return true;
+  }
+  return false;
+}
+
+// Checks existence/ownership/deletion of every claim; "" when fine. `group`
+// is the pod's PodGroup (null when none); `is_group` gets, per claim, whether
+// it is a PodGroup-level claim.
+std::string CheckClaims(const api::Pod& pod, state::DraState& dra, const state::PodGroupClaims* group,
+                        std::vector<std::shared_ptr<const api::ResourceClaim>>* out, std::vector<bool>* is_group) {
   std::vector<std::pair<std::string, std::string>> names;
   std::string missing;
   if (!ClaimNames(pod, &names, &missing)) return missing;
@@ -143,14 +208,22 @@ std::string CheckClaims(const api::Pod& pod, state::DraState& dra,
     if (claim->meta.deletion_micros) {
       return gantry::StrCat("resourceclaim \"", claim_name, "\" is being deleted");
     }
-    bool from_template = false;
+    const api::PodResourceClaim* entry = nullptr;
     for (const api::PodResourceClaim& rc : pod.resource_claims) {
-      if (rc.name.view() == pod_name && rc.resource_claim_name.empty()) from_template = true;
+      if (rc.name.view() == pod_name) entry = &rc;
     }
-    if (from_template && !IsForPod(*claim, pod)) {
-      return gantry::StrCat("resourceclaim \"", claim_name, "\" was not created for the pod");
+    const bool for_group = entry != nullptr && IsGroupClaim(*entry, group);
+    if (entry != nullptr && entry->resource_claim_name.empty()) {
+      if (for_group && !IsForGroup(*claim, *group)) {
+        return gantry::StrCat("resourceclaim \"", claim_name, "\" was not created for pod group ", group->namespace_,
+                              "/", group->name);
+      }
+      if (!for_group && !IsForPod(*claim, pod)) {
+        return gantry::StrCat("resourceclaim \"", claim_name, "\" was not created for the pod");
+      }
     }
     if (out) out->push_back(std::move(claim));
+    if (is_group) is_group->push_back(for_group);
   }
   return "";
 }
@@ -248,7 +321,8 @@ Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
   if (pod.p().resource_claims.empty()) return Status();
   state::DraState* dra = handle_.Dra();
   if (dra == nullptr) return Status::Unresolvable("dynamic resource allocation is not available in this scheduler");
-  std::string why = CheckClaims(pod.p(), *dra, nullptr);
+  std::optional<state::PodGroupClaims> group = GroupOf(pod.p(), *dra);
+  std::string why = CheckClaims(pod.p(), *dra, group ? &*group : nullptr, nullptr, nullptr);
   if (!why.empty()) return Status::Unresolvable(std::move(why));
   return Status();
 }
@@ -260,21 +334,36 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
   state::DraState* dra = handle_.Dra();
   if (dra == nullptr) return Status::Unresolvable("dynamic resource allocation is not available in this scheduler");
   std::vector<std::shared_ptr<const api::ResourceClaim>> claims;
-  std::string why = CheckClaims(p, *dra, &claims);
+  std::vector<bool> is_group;
+  std::optional<state::PodGroupClaims> group = GroupOf(p, *dra);
+  std::string why = CheckClaims(p, *dra, group ? &*group : nullptr, &claims, &is_group);
   if (!why.empty()) return Status::Unresolvable(std::move(why));
   if (claims.empty()) return Status::Skip();
 
   auto data = std::make_unique<CycleData>();
   std::vector<std::shared_ptr<const api::ResourceClaim>> to_allocate;
   const api::Labels* ns_labels = handle_.NamespaceLabels(p.meta.namespace_);
-  for (auto& claim : claims) {
+  for (size_t ci = 0; ci < claims.size(); ++ci) {
+    auto& claim = claims[ci];
     ResolvedClaim rc;
     rc.claim = claim;
+    rc.group = is_group[ci];
+    if (rc.group) data->group = group;
+    const bool reserved = rc.group ? IsReservedForGroup(*claim, *group) : claim->IsReservedFor(p.meta.uid);
+    std::optional<api::AllocationResult> shared;
+    if (rc.group && !claim->IsAllocated()) shared = dra->InFlightForGroup(claim->meta.uid, GroupInFlightId(*group));
     if (claim->IsAllocated()) {
-      if (!claim->IsReservedFor(p.meta.uid) && claim->status.reserved_for.size() >= api::kReservedForMaxSize) {
+      if (!reserved && claim->status.reserved_for.size() >= api::kReservedForMaxSize) {
         return Status::Unresolvable(gantry::StrCat("resourceclaim \"", claim->meta.name,
                                                    "\" is in use by too many consumers"));
       }
+    } else if (shared) {
+      // An earlier member of the pod's group is allocating this claim: the
+      // member shares that allocation and must land where it is usable.
+      auto copy = std::make_shared<api::ResourceClaim>(*claim);
+      copy->status.allocation = std::move(*shared);
+      rc.claim = std::move(copy);
+      rc.pending = true;
     } else if (dra->IsInFlight(claim->meta.uid)) {
       return Status::Unschedulable(gantry::StrCat("resourceclaim \"", claim->meta.name,
                                                   "\" is being allocated for another pod"));
@@ -389,7 +478,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
       return Status::Unresolvable(
           gantry::StrCat("resourceclaim \"", rc.claim->meta.name, "\" not available on the node"));
     }
-    if (features_.binding_conditions) {
+    if (features_.binding_conditions && !rc.pending) {
       // An allocation whose devices failed to bind (or never did) cannot be
       // used anywhere; PostFilter deallocates it.
       std::string why;
@@ -443,6 +532,7 @@ framework::PostFilterResult DynamicResources::PostFilter(framework::CycleState& 
   std::sort(unavailable.begin(), unavailable.end());
   state::DraState* dra = handle_.Dra();
   for (size_t i : unavailable) {
+    if (data.claims[i].pending) continue;  // not allocated yet: nothing to deallocate
     const api::ResourceClaim& claim = *data.claims[i].claim;
     const auto& rf = claim.status.reserved_for;
     if (!(rf.empty() || (rf.size() == 1 && rf[0].uid == pod.uid()))) continue;
@@ -485,10 +575,19 @@ Status DynamicResources::NormalizeScore(const framework::CycleState&, const fram
   return Status();
 }
 
-Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo&, std::string_view node) {
+Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo& pod, std::string_view node) {
   auto read = state.Read<CycleData>(kStateKey);
   if (!read.ok()) return Status();
   CycleData& data = **read;
+  state::DraState* dra = handle_.Dra();
+  if (dra != nullptr && data.group) {
+    for (const ResolvedClaim& rc : data.claims) {
+      if (rc.pending) {
+        dra->AddInFlightForGroup(rc.claim->meta.uid, *rc.claim->status.allocation, GroupInFlightId(*data.group),
+                                 pod.uid());
+      }
+    }
+  }
   if (!data.allocator) return Status();
   {
     std::lock_guard<std::mutex> lock(data.shared->mu);
@@ -499,24 +598,84 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     data.reserved = data.allocator->Materialize(node, it->second.solution);
   }
   data.reserved_node = std::string(node);
-  state::DraState* dra = handle_.Dra();
   for (const ResolvedClaim& rc : data.claims) {
-    if (rc.allocate && dra != nullptr) {
-      dra->AddInFlight(rc.claim->meta.uid, data.reserved[static_cast<size_t>(rc.alloc_index)]);
+    if (!rc.allocate || dra == nullptr) continue;
+    const api::AllocationResult& a = data.reserved[static_cast<size_t>(rc.alloc_index)];
+    if (rc.group) {
+      dra->AddInFlightForGroup(rc.claim->meta.uid, a, GroupInFlightId(*data.group), pod.uid());
+    } else {
+      dra->AddInFlight(rc.claim->meta.uid, a);
     }
   }
   return Status();
 }
 
-void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo&, std::string_view) {
+void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo& pod, std::string_view) {
   auto read = state.Read<CycleData>(kStateKey);
   if (!read.ok()) return;
   state::DraState* dra = handle_.Dra();
   if (dra == nullptr) return;
   for (const ResolvedClaim& rc : (*read)->claims) {
-    if (rc.allocate) dra->RemoveInFlight(rc.claim->meta.uid);
+    if (rc.group && (rc.allocate || rc.pending)) {
+      dra->RemoveInFlightSharer(rc.claim->meta.uid, pod.uid());
+    } else if (rc.allocate) {
+      dra->RemoveInFlight(rc.claim->meta.uid);
+    }
   }
 }
+
+namespace {
+
+// PreBind for a PodGroup-level claim: the first member to get here writes the
+// allocation and the PodGroup's reservedFor entry (under `mu`, as members
+// bind in parallel); later members find them written.
+Status BindGroupClaim(framework::FrameworkHandle& handle, std::mutex& mu, const CycleData& data,
+                      const ResolvedClaim& rc, const framework::PodInfo& pod,
+                      std::vector<std::string>* with_conditions) {
+  const state::PodGroupClaims& group = *data.group;
+  state::DraState* dra = handle.Dra();
+  framework::ClusterWriter& writer = handle.Writer();
+  const api::ResourceClaim& seen = *rc.claim;
+  const std::string key = gantry::StrCat(seen.meta.namespace_.view(), "/", seen.meta.name);
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<const api::ResourceClaim> current =
+      dra != nullptr ? dra->GetClaim(seen.meta.namespace_.view(), seen.meta.name) : rc.claim;
+  auto fail = [&](std::string why) {
+    if (dra != nullptr) dra->RemoveInFlightSharer(seen.meta.uid, pod.uid());
+    return Status::Error(gantry::StrCat("resourceclaim \"", seen.meta.name, "\" of pod group ", group.namespace_, "/",
+                                        group.name, ": ", why));
+  };
+  if (current == nullptr) return fail("deleted while the group was being bound");
+  if (current->IsAllocated() && IsReservedForGroup(*current, group)) {
+    if (dra != nullptr) dra->RemoveInFlightSharer(seen.meta.uid, pod.uid());
+    if (HasBindingConditions(*current)) with_conditions->push_back(key);
+    return Status();
+  }
+  auto updated = std::make_shared<api::ResourceClaim>(*current);
+  if (rc.allocate || rc.pending) {
+    if (current->IsAllocated()) return fail("allocated by another scheduler while the group was being scheduled");
+    if (std::find(current->meta.finalizers.begin(), current->meta.finalizers.end(),
+                  api::kDeleteProtectionFinalizer) == current->meta.finalizers.end()) {
+      absl::Status st = writer.AddResourceClaimFinalizer(*current, api::kDeleteProtectionFinalizer);
+      if (!st.ok()) return fail(std::string(st.message()));
+      updated->meta.finalizers.emplace_back(api::kDeleteProtectionFinalizer);
+    }
+    api::AllocationResult a =
+        rc.allocate ? data.reserved[static_cast<size_t>(rc.alloc_index)] : *seen.status.allocation;
+    a.allocation_timestamp_micros = handle.clock().NowMicros();
+    updated->status.allocation = std::move(a);
+  } else if (!current->IsAllocated()) {
+    return fail("deallocated while the group was being scheduled");
+  }
+  updated->status.reserved_for.push_back(GroupConsumer(group));
+  absl::Status st = writer.UpdateResourceClaimStatus(*current, *updated->status.allocation, updated->status.reserved_for);
+  if (!st.ok()) return fail(std::string(st.message()));
+  if (HasBindingConditions(*updated)) with_conditions->push_back(key);
+  if (dra != nullptr) dra->AssumeClaim(std::move(updated));
+  return Status();
+}
+
+}  // namespace
 
 Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod, std::string_view node) {
   auto read = state.Read<CycleData>(kStateKey);
@@ -525,15 +684,14 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
   state::DraState* dra = handle_.Dra();
   framework::ClusterWriter& writer = handle_.Writer();
   std::vector<std::string> with_conditions;  // "ns/name" of claims whose devices have binding conditions
-  auto has_conditions = [](const api::ResourceClaim& c) {
-    if (!c.status.allocation) return false;
-    for (const auto& r : c.status.allocation->results) {
-      if (!r.binding_conditions.empty()) return true;
-    }
-    return false;
-  };
+  auto has_conditions = HasBindingConditions;
   for (const ResolvedClaim& rc : data.claims) {
     const api::ResourceClaim& claim = *rc.claim;
+    if (rc.group) {
+      Status st = BindGroupClaim(handle_, group_claims_mu_, data, rc, pod, &with_conditions);
+      if (!st.IsSuccess()) return st;
+      continue;
+    }
     if (!rc.allocate && claim.IsReservedFor(pod.uid())) {
       if (has_conditions(claim)) with_conditions.push_back(gantry::StrCat(claim.meta.namespace_.view(), "/", claim.meta.name));
       continue;

@@ -8,6 +8,9 @@
 // 5 free match"). Devices with binding conditions: PreBind waits (polling
 // every 5 s, at most bindingTimeout) until the driver reports them in
 // status.devices, and fails on a binding failure condition or timeout.
+// PodGroup-level claims (a pod claim entry matching one of its PodGroup's
+// spec.resourceClaims) are allocated once per group cycle, shared in flight
+// by the group's members, and reserved for the PodGroup, not the pods.
 // Extended resources backed by DRA are not implemented yet.
 #ifndef GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
 #define GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
@@ -15,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,6 +135,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   framework::FrameworkHandle& handle_;
   dra::Features features_;
   PollWait poll_wait_;
+  std::mutex group_claims_mu_;  // serializes PreBind writes of PodGroup-level claims
 };
 
 absl::Status Register(framework::Registry& registry);

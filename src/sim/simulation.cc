@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gantry/util/strings.h"
 
@@ -159,34 +160,59 @@ std::shared_ptr<const api::Pod> WithUid(const api::Pod& pod) {
 
 }  // namespace
 
-api::ResourceClaim InstantiateClaim(const api::Pod& pod, api::Symbol claim_name,
-                                    const api::ResourceClaimTemplate& tmpl, uint64_t seed) {
-  // generateName-style suffix: 5 characters of Kubernetes' alphabet.
+namespace {
+
+// generateName-style suffix: 5 characters of Kubernetes' alphabet, derived
+// from `seed` and `key`.
+std::string NameSuffix(std::string_view key, uint64_t seed) {
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
   uint64_t h = 1469598103934665603ull ^ seed;
-  for (char c : gantry::StrCat(pod.meta.Key(), "/", claim_name.view())) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  for (char c : key) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
   std::string suffix;
   for (int i = 0; i < 5; ++i) {
     suffix.push_back(kAlphabet[h % kAlphabet.size()]);
     h /= kAlphabet.size();
     h = h * 6364136223846793005ull + 1442695040888963407ull;
   }
+  return suffix;
+}
+
+// A claim named `<owner>-<claim>-<suffix>` from `tmpl`, controlled by the owner.
+api::ResourceClaim ClaimFromTemplate(const api::ObjectMeta& owner_meta, std::string_view owner_api_version,
+                                     std::string_view owner_kind, api::Symbol claim_name, std::string_view annotation,
+                                     const api::ResourceClaimTemplate& tmpl, uint64_t seed) {
   api::ResourceClaim claim;
-  claim.meta.name = gantry::StrCat(pod.meta.name, "-", claim_name.view(), "-", suffix);
-  claim.meta.namespace_ = pod.meta.namespace_;
-  claim.meta.uid = gantry::StrCat("sim-claim-", pod.meta.namespace_.view(), "/", claim.meta.name);
+  claim.meta.name = gantry::StrCat(owner_meta.name, "-", claim_name.view(), "-",
+                                   NameSuffix(gantry::StrCat(owner_meta.Key(), "/", claim_name.view()), seed));
+  claim.meta.namespace_ = owner_meta.namespace_;
+  claim.meta.uid = gantry::StrCat("sim-claim-", owner_meta.namespace_.view(), "/", claim.meta.name);
   claim.meta.labels = tmpl.spec.metadata.labels;
   claim.meta.annotations = tmpl.spec.metadata.annotations;
-  claim.meta.annotations.emplace_back(api::Symbol::Intern(api::kPodClaimNameAnnotation), claim_name.str());
+  claim.meta.annotations.emplace_back(api::Symbol::Intern(annotation), claim_name.str());
   api::OwnerReference owner;
-  owner.api_version = api::Symbol::Intern("v1");
-  owner.kind = api::Symbol::Intern("Pod");
-  owner.name = pod.meta.name;
-  owner.uid = pod.meta.uid;
+  owner.api_version = api::Symbol::Intern(owner_api_version);
+  owner.kind = api::Symbol::Intern(owner_kind);
+  owner.name = owner_meta.name;
+  owner.uid = owner_meta.uid;
   owner.controller = true;
   claim.meta.owner_references.push_back(std::move(owner));
   claim.spec = tmpl.spec.spec;
   return claim;
+}
+
+}  // namespace
+
+api::ResourceClaim InstantiateClaim(const api::Pod& pod, api::Symbol claim_name,
+                                    const api::ResourceClaimTemplate& tmpl, uint64_t seed) {
+  return ClaimFromTemplate(pod.meta, "v1", "Pod", claim_name, api::kPodClaimNameAnnotation, tmpl, seed);
+}
+
+api::ResourceClaim InstantiateGroupClaim(const api::PodGroup& group, api::Symbol claim_name,
+                                         const api::ResourceClaimTemplate& tmpl, uint64_t seed) {
+  api::ObjectMeta meta = group.meta;
+  if (meta.uid.empty()) meta.uid = gantry::StrCat("sim-podgroup-", group.meta.Key());
+  return ClaimFromTemplate(meta, "scheduling.k8s.io/v1beta1", "PodGroup", claim_name,
+                           kPodGroupClaimNameAnnotation, tmpl, seed);
 }
 
 SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Scheduler& sched,
@@ -206,7 +232,13 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
                           state::PriorityClassInfo{pc.value, pc.global_default, pc.preemption_policy});
   }
   for (const api::Node& node : objects.nodes) sched.OnNodeAdd(std::make_shared<const api::Node>(node));
-  for (const api::PodGroup& g : objects.pod_groups) sched.OnPodGroup(state::GroupInfoFrom(g));
+  absl::flat_hash_map<std::string, const api::PodGroup*> pod_groups;  // "ns/name"
+  for (const api::PodGroup& g : objects.pod_groups) {
+    state::GroupInfo info = state::GroupInfoFrom(g);
+    if (info.uid.empty()) info.uid = gantry::StrCat("sim-podgroup-", info.key);
+    sched.OnPodGroup(std::move(info));
+    pod_groups[g.meta.Key()] = &g;
+  }
   for (const api::CoschedulingPodGroup& g : objects.coscheduling_pod_groups) {
     sched.OnPodGroup(state::GroupInfoFrom(g));
   }
@@ -233,10 +265,18 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
     if (claim->meta.uid.empty()) claim->meta.uid = gantry::StrCat("sim-claim-", claim->meta.Key());
     sched.OnResourceClaim(nullptr, std::move(claim));
   }
-  // The ResourceClaim controller: claims from templates for pending pods.
+  // The ResourceClaim controller: claims from templates for pending pods;
+  // an entry that matches one of the pod's PodGroup's claims exactly gets the
+  // group's claim, created once per group.
+  absl::flat_hash_map<std::string, std::string> group_claims;  // "ns/group/claim" -> claim name
   auto with_claims = [&](std::shared_ptr<const api::Pod> pod) -> std::shared_ptr<const api::Pod> {
     if (pod->IsBound() || pod->resource_claims.empty()) return pod;
     std::shared_ptr<api::Pod> copy;
+    const api::PodGroup* group = nullptr;
+    if (!pod->pod_group_name.empty()) {
+      auto g = pod_groups.find(gantry::StrCat(pod->meta.namespace_.view(), "/", pod->pod_group_name.view()));
+      if (g != pod_groups.end()) group = g->second;
+    }
     for (const api::PodResourceClaim& rc : pod->resource_claims) {
       if (rc.resource_claim_template_name.empty()) continue;
       bool has_status = false;
@@ -245,6 +285,23 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
       auto it = templates.find(gantry::StrCat(pod->meta.namespace_.view(), "/", rc.resource_claim_template_name));
       if (it == templates.end()) continue;  // stays gated until the template exists
       if (!copy) copy = std::make_shared<api::Pod>(*pod);
+      const bool for_group =
+          group != nullptr && std::any_of(group->spec.resource_claims.begin(), group->spec.resource_claims.end(),
+                                          [&](const api::PodGroupResourceClaim& g) {
+                                            return g.name == rc.name &&
+                                                   g.resource_claim_template_name == rc.resource_claim_template_name;
+                                          });
+      if (for_group) {
+        auto [gc, created] =
+            group_claims.try_emplace(gantry::StrCat(group->meta.Key(), "/", rc.name.view()), std::string());
+        if (created) {
+          auto claim = std::make_shared<api::ResourceClaim>(InstantiateGroupClaim(*group, rc.name, *it->second, seed));
+          gc->second = claim->meta.name;
+          sched.OnResourceClaim(nullptr, std::move(claim));
+        }
+        copy->resource_claim_statuses.push_back(api::PodResourceClaimStatus{rc.name, gc->second});
+        continue;
+      }
       auto claim = std::make_shared<api::ResourceClaim>(InstantiateClaim(*copy, rc.name, *it->second, seed));
       copy->resource_claim_statuses.push_back(api::PodResourceClaimStatus{rc.name, claim->meta.name});
       sched.OnResourceClaim(nullptr, std::move(claim));

@@ -150,7 +150,12 @@ class AttemptRecorder;
 // DRA objects are fed too, and the simulator acts as the ResourceClaim
 // controller: a pod claim from a ResourceClaimTemplate becomes a claim
 // "<pod>-<claim>-<5 chars>" (suffix derived from `seed` and the pod) owned
-// by the pod, recorded in pod.status.resourceClaimStatuses.
+// by the pod, recorded in pod.status.resourceClaimStatuses. A pod claim that
+// matches one of its PodGroup's spec.resourceClaims exactly gets the group's
+// claim instead, created once per PodGroup ("<group>-<claim>-<5 chars>",
+// owned by the PodGroup, annotated resource.kubernetes.io/podgroup-claim-name)
+// and recorded in every member's status. PodGroups without a UID get
+// "sim-podgroup-<ns>/<name>".
 // `progress` (optional) is called as described at ProgressFn.
 SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Scheduler& scheduler,
                                InMemoryWriter& writer, FakeClock& clock, uint64_t seed = 1,
@@ -160,6 +165,15 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
 // `claim_name` from `tmpl` (name suffix derived from `seed`).
 api::ResourceClaim InstantiateClaim(const api::Pod& pod, api::Symbol claim_name,
                                     const api::ResourceClaimTemplate& tmpl, uint64_t seed);
+
+// On a claim the ResourceClaim controller made from a PodGroup's template:
+// the PodGroup's spec.resourceClaims[].name (KEP-5729).
+inline constexpr std::string_view kPodGroupClaimNameAnnotation = "resource.kubernetes.io/podgroup-claim-name";
+
+// The claim the ResourceClaim controller would create once for `group`'s
+// claim `claim_name` from `tmpl`, shared by the group's members.
+api::ResourceClaim InstantiateGroupClaim(const api::PodGroup& group, api::Symbol claim_name,
+                                         const api::ResourceClaimTemplate& tmpl, uint64_t seed);
 
 // Utilisation of the cluster after the run: resource -> {requested, allocatable}.
 nlohmann::json UtilisationJson(const api::ObjectSet& objects, const SimulationResult& result);

@@ -135,7 +135,14 @@ struct DraState::Impl {
   std::shared_ptr<DeviceClassMap> classes = std::make_shared<DeviceClassMap>();
   absl::flat_hash_map<std::string, std::shared_ptr<const api::ResourceClaim>> claims;  // ns/name
   absl::flat_hash_map<std::string, std::shared_ptr<const api::ResourceClaimTemplate>> templates;
-  absl::flat_hash_map<std::string, api::AllocationResult> in_flight;  // claim uid
+  struct InFlight {
+    api::AllocationResult allocation;
+    std::string group_uid;  // PodGroup claims: the group the allocation is for
+    absl::flat_hash_set<std::string> sharers;  // PodGroup claims: member pods holding it
+  };
+  absl::flat_hash_map<std::string, InFlight> in_flight;  // claim uid
+  // PodGroup-level claims of native PodGroups, by "ns/name".
+  absl::flat_hash_map<std::string, PodGroupClaims> pod_group_claims;
 
   // Source of truth for allocations.
   absl::flat_hash_map<DeviceKey, int32_t> exclusive;
@@ -259,7 +266,7 @@ void DraState::UpsertClaimLocked(std::shared_ptr<const api::ResourceClaim> claim
     // Once the allocation is visible in the claim, it is no longer in flight.
     auto fl = m.in_flight.find(claim->meta.uid);
     if (fl != m.in_flight.end()) {
-      ApplyAllocationLocked(fl->second, -1);
+      ApplyAllocationLocked(fl->second.allocation, -1);
       m.in_flight.erase(fl);
     }
   }
@@ -329,19 +336,76 @@ void DraState::AddInFlight(const std::string& claim_uid, const api::AllocationRe
   std::lock_guard<std::mutex> lock(mu_);
   auto it = impl_->in_flight.find(claim_uid);
   if (it != impl_->in_flight.end()) {
-    ApplyAllocationLocked(it->second, -1);
+    ApplyAllocationLocked(it->second.allocation, -1);
     impl_->in_flight.erase(it);
   }
   ApplyAllocationLocked(allocation, +1);
-  impl_->in_flight.emplace(claim_uid, allocation);
+  impl_->in_flight.emplace(claim_uid, Impl::InFlight{allocation, {}, {}});
+}
+
+void DraState::AddInFlightForGroup(const std::string& claim_uid, const api::AllocationResult& allocation,
+                                   const std::string& group_uid, const std::string& sharer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->in_flight.find(claim_uid);
+  if (it != impl_->in_flight.end()) {
+    if (it->second.group_uid == group_uid) {
+      it->second.sharers.insert(sharer);
+      return;
+    }
+    ApplyAllocationLocked(it->second.allocation, -1);
+    impl_->in_flight.erase(it);
+  }
+  ApplyAllocationLocked(allocation, +1);
+  impl_->in_flight.emplace(claim_uid, Impl::InFlight{allocation, group_uid, {sharer}});
+}
+
+std::optional<api::AllocationResult> DraState::InFlightForGroup(const std::string& claim_uid,
+                                                                const std::string& group_uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->in_flight.find(claim_uid);
+  if (it == impl_->in_flight.end() || group_uid.empty() || it->second.group_uid != group_uid) return std::nullopt;
+  return it->second.allocation;
 }
 
 void DraState::RemoveInFlight(const std::string& claim_uid) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = impl_->in_flight.find(claim_uid);
   if (it == impl_->in_flight.end()) return;
-  ApplyAllocationLocked(it->second, -1);
+  ApplyAllocationLocked(it->second.allocation, -1);
   impl_->in_flight.erase(it);
+}
+
+void DraState::RemoveInFlightSharer(const std::string& claim_uid, const std::string& sharer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->in_flight.find(claim_uid);
+  if (it == impl_->in_flight.end() || it->second.group_uid.empty()) return;
+  it->second.sharers.erase(sharer);
+  if (!it->second.sharers.empty()) return;
+  ApplyAllocationLocked(it->second.allocation, -1);
+  impl_->in_flight.erase(it);
+}
+
+void DraState::SetPodGroupClaims(PodGroupClaims group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string key = NsKey(group.namespace_, group.name);
+  if (group.claims.empty()) {
+    impl_->pod_group_claims.erase(key);
+  } else {
+    impl_->pod_group_claims.insert_or_assign(std::move(key), std::move(group));
+  }
+}
+
+void DraState::RemovePodGroupClaims(std::string_view ns, std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  impl_->pod_group_claims.erase(NsKey(ns, name));
+}
+
+std::optional<PodGroupClaims> DraState::FindPodGroupClaims(std::string_view ns, std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (impl_->pod_group_claims.empty()) return std::nullopt;
+  auto it = impl_->pod_group_claims.find(NsKey(ns, name));
+  if (it == impl_->pod_group_claims.end()) return std::nullopt;
+  return it->second;
 }
 
 bool DraState::IsInFlight(const std::string& claim_uid) const {

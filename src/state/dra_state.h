@@ -27,7 +27,8 @@
 //    never take a device away from others); results with a shareID
 //    (consumable capacity) add their consumedCapacity to the device instead;
 //  - in-flight allocations added in Reserve, dropped in Unreserve or when
-//    PreBind wrote the claim (AssumeClaim).
+//    PreBind wrote the claim (AssumeClaim); a PodGroup-level claim's entry is
+//    shared by the group's members and counted once.
 // After a restart the state is rebuilt from the claims' statuses alone.
 //
 // Preemption what-if: SnapshotWithReleased() derives a snapshot in which the
@@ -43,6 +44,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +53,7 @@
 #include "src/api/dra.h"
 #include "src/api/node.h"
 #include "src/api/pod.h"
+#include "src/api/workload.h"
 
 namespace gantry::state {
 
@@ -218,6 +221,14 @@ bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& al
 // "namespace/name" of every ResourceClaim `pod` uses: spec.resourceClaims by
 // name, or from a template as recorded in status.resourceClaimStatuses.
 std::vector<std::string> PodClaimKeys(const api::Pod& pod);
+// A native PodGroup's spec.resourceClaims: pods of the group whose claim
+// entry matches one exactly use the group's claim, reserved for the group.
+struct PodGroupClaims {
+  std::string namespace_;
+  std::string name;
+  std::string uid;  // "" when unknown
+  std::vector<api::PodGroupResourceClaim> claims;
+};
 
 struct DraStats {
   int64_t slices = 0, pools = 0, devices = 0, classes = 0, claims = 0, allocated_claims = 0,
@@ -249,6 +260,13 @@ class DraState {
                                                                 std::string_view name) const;
   std::shared_ptr<const api::DeviceClass> GetClass(std::string_view name) const;
   std::vector<std::shared_ptr<const api::ResourceClaim>> Claims() const;
+
+  // ---- PodGroup-level claims (KEP-5729) ------------------------------------
+  // Fed from native PodGroup events: the group's spec.resourceClaims (a group
+  // without claims is removed).
+  void SetPodGroupClaims(PodGroupClaims group);
+  void RemovePodGroupClaims(std::string_view ns, std::string_view name);
+  std::optional<PodGroupClaims> FindPodGroupClaims(std::string_view ns, std::string_view name) const;
   // The current immutable view (rebuilt lazily when anything changed).
   std::shared_ptr<const DraSnapshot> Snapshot();
   DraStats Stats() const;
@@ -269,6 +287,19 @@ class DraState {
   void AddInFlight(const std::string& claim_uid, const api::AllocationResult& allocation);
   void RemoveInFlight(const std::string& claim_uid);
   bool IsInFlight(const std::string& claim_uid) const;
+  // PodGroup-level claims: one allocation for the PodGroup `group_uid`,
+  // shared by its members. Each member (`sharer`, a pod UID) holds the entry
+  // from Reserve until Unreserve; the entry goes with the last sharer or when
+  // PreBind wrote the claim (AssumeClaim). A claim in flight for another
+  // group (or a single pod) is replaced, as AddInFlight does.
+  void AddInFlightForGroup(const std::string& claim_uid, const api::AllocationResult& allocation,
+                           const std::string& group_uid, const std::string& sharer);
+  // The allocation in flight for the PodGroup `group_uid`, nullopt when the
+  // claim is not in flight or in flight for someone else.
+  std::optional<api::AllocationResult> InFlightForGroup(const std::string& claim_uid,
+                                                        const std::string& group_uid) const;
+  // Drops `sharer` from a PodGroup claim's in-flight entry (no-op for other entries).
+  void RemoveInFlightSharer(const std::string& claim_uid, const std::string& sharer);
   // After PreBind wrote the claim: store it (as an update event would) and
   // drop the in-flight entry in one step.
   void AssumeClaim(std::shared_ptr<const api::ResourceClaim> claim);

@@ -510,6 +510,69 @@ def test_dra(cp, binary):
                                       ("patch", "resource.k8s.io:resourceclaims/status")])
 
 
+def dra_class_slices_template(c, nodes, gpus):
+    spec = {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]}
+    c.post("/apis/resource.k8s.io/v1/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER}, "spec": spec})
+    for node in nodes:
+        c.post("/apis/resource.k8s.io/v1/resourceslices", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+            "spec": {"driver": DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{i}"} for i in range(gpus)]}})
+    c.post(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaimtemplates", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one-gpu"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}}}})
+
+
+def test_dra_podgroup(cp, binary):
+    """PodGroup-level claims (DRAWorkloadResourceClaims): kube-controller-manager creates one claim per
+    PodGroup; Gantry allocates it once, reserves it for the PodGroup and keeps every member where the
+    devices are (node-local GPUs: one node)."""
+    c = setup(cp, nodes=0)
+    for i in range(2):
+        c.create_node(f"gpu-node-{i}", cpu="16", memory="64Gi")
+    dra_class_slices_template(c, ["gpu-node-0", "gpu-node-1"], gpus=2)
+    cfg = deployed_gantry_config(cp)
+    g = start_gantry(cp, binary, cfg)
+    members = [f"train-{i}" for i in range(3)]
+
+    def body():
+        g.wait_ready()
+        pg = c.post(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups", {
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "train"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 3}},
+                     "resourceClaims": [{"name": "shared", "resourceClaimTemplateName": "one-gpu"}]}})
+        assert pg["spec"].get("resourceClaims"), f"the API server dropped spec.resourceClaims: {pg['spec']}"
+        for n in members:
+            create_pod(c, n, cpu="1", extra_spec={
+                "schedulingGroup": {"podGroupName": "train"},
+                "resourceClaims": [{"name": "shared", "resourceClaimTemplateName": "one-gpu"}]})
+        nodes = {c.wait(f"{n} bound", lambda n=n: node_of(c, n), timeout=60) for n in members}
+        assert len(nodes) == 1, f"members spread over {nodes}; the shared GPU is node-local"
+        names = set()
+        for n in members:
+            rc = claim_of(c, n)
+            assert rc, f"{n} has no claim in status.resourceClaimStatuses"
+            names.add(rc["metadata"]["name"])
+        assert len(names) == 1, f"one claim for the group, got {names}"
+        rc = claim_of(c, members[0])
+        owner = rc["metadata"]["ownerReferences"][0]
+        assert owner["kind"] == "PodGroup" and owner["name"] == "train", owner
+        results = rc["status"]["allocation"]["devices"]["results"]
+        assert len(results) == 1 and results[0]["pool"] == next(iter(nodes)), results
+        reserved = rc["status"]["reservedFor"]
+        assert reserved == [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "train",
+                             "uid": pg["metadata"]["uid"]}], reserved
+        assert "resource.kubernetes.io/delete-protection" in rc["metadata"].get("finalizers", []), rc["metadata"]
+        log(f"group claim {rc['metadata']['name']} on {results[0]['pool']}/{results[0]['device']}, "
+            f"reserved for the PodGroup; members on {nodes}")
+
+    guarded([g], body, c)
+    assert g.stop() == 0
+    check_bound_once(cp, members)
+
+
 def test_gang(cp, binary):
     c = setup(cp, nodes=2, cpu="4")
     cfg = deployed_gantry_config(cp)
@@ -705,6 +768,7 @@ TESTS = {
     "scheduling": test_scheduling,
     "failover": test_failover,
     "dra": test_dra,
+    "dra-podgroup": test_dra_podgroup,
     "gang": test_gang,
     "preemption": test_preemption,
     "preemption-podgroup": test_preemption_podgroup,

@@ -566,5 +566,128 @@ TEST(GangTopologyTest, PrefersTheDomainTheGroupFillsMostTightly) {
   EXPECT_EQ(r.result.placements["ml/g-0"], "n11");
   EXPECT_EQ(r.result.placements["ml/g-1"], "n11");
 }
+
+// ---- PodGroup-level DRA claims ------------------------------------------------
+
+constexpr std::string_view kFabric = R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fabric}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "fabric.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: fabric, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests: [{name: link, exactly: {deviceClassName: fabric}}]
+---
+)";
+
+// A fabric device reachable from the nodes of `rack` (network-attached), or
+// from node `node` only.
+std::string FabricSlice(const std::string& name, const std::string& rack, const std::string& node = "") {
+  std::ostringstream o;
+  o << "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " << name
+    << "}\nspec:\n  driver: fabric.example.com\n  pool: {name: " << name << ", generation: 1, resourceSliceCount: 1}\n";
+  if (node.empty()) {
+    o << "  nodeSelector:\n    nodeSelectorTerms: [{matchExpressions: [{key: example.com/rack, operator: In, values: ["
+      << rack << "]}]}]\n";
+  } else {
+    o << "  nodeName: " << node << "\n";
+  }
+  o << "  devices: [{name: link-0}]\n---\n";
+  return o.str();
+}
+
+// A gang whose PodGroup (and every member) names the claim template "fabric".
+std::string GangWithFabric(const std::string& name, int members, int gpus) {
+  std::ostringstream o;
+  o << "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " << name
+    << ", namespace: ml}\nspec:\n  schedulingPolicy:\n    gang: {minCount: " << members
+    << "}\n  resourceClaims: [{name: fabric, resourceClaimTemplateName: fabric}]\n---\n";
+  for (int i = 0; i < members; ++i) {
+    o << "apiVersion: v1\nkind: Pod\nmetadata: {name: " << name << "-" << i
+      << ", namespace: ml}\nspec:\n  schedulerName: gantry-scheduler\n  schedulingGroup: {podGroupName: " << name
+      << "}\n  resourceClaims: [{name: fabric, resourceClaimTemplateName: fabric}]\n  containers:\n  - name: c\n"
+      << "    resources:\n      requests: {cpu: \"1\", memory: 1Gi, nvidia.com/gpu: \"" << gpus << "\"}\n"
+      << "      claims: [{name: fabric}]\n---\n";
+  }
+  return o.str();
+}
+
+TEST(GangClaimTest, OneSharedAllocationReservedForTheGroupKeepsMembersWhereItIsReachable) {
+  // Racks r0 and r1 of 2 x 8 GPUs, one fabric link per rack. Each gang of
+  // 4 x 4 GPUs shares one link: all its members must land in that link's
+  // rack, and the claim is created, allocated and reserved once per group.
+  std::string y = std::string(kFabric) + FabricSlice("fabric-r0", "r0") + FabricSlice("fabric-r1", "r1");
+  for (int r = 0; r < 2; ++r) {
+    for (int n = 0; n < 2; ++n) y += Node("n" + std::to_string(r) + std::to_string(n), "r" + std::to_string(r), 8);
+  }
+  y += GangWithFabric("a", 4, 4) + GangWithFabric("b", 4, 4);
+  Engine engine;
+  sim::SimulationResult r = engine.Run(y);
+  ASSERT_TRUE(r.podgroups["ml/a"].scheduled) << r.podgroups["ml/a"].message;
+  ASSERT_TRUE(r.podgroups["ml/b"].scheduled) << r.podgroups["ml/b"].message;
+  ASSERT_EQ(r.allocations.size(), 2u) << "one claim per group";
+  std::set<std::string> pools;
+  for (const std::string g : {"a", "b"}) {
+    std::string claim_key;
+    for (const auto& [key, devs] : r.allocations) {
+      if (key.rfind("ml/" + g + "-fabric-", 0) == 0) claim_key = key;
+    }
+    ASSERT_FALSE(claim_key.empty()) << g;
+    const auto& devs = r.allocations[claim_key];
+    ASSERT_EQ(devs.size(), 1u);
+    pools.insert(devs[0].pool);
+    const char rack = devs[0].pool.back();  // fabric-r<k>
+    for (int i = 0; i < 4; ++i) {
+      const std::string& node = r.placements["ml/" + g + "-" + std::to_string(i)];
+      EXPECT_EQ(node[1], rack) << g << "-" << i << " on " << node << ", link in " << devs[0].pool;
+    }
+    auto claim = engine.sched().dra().GetClaim("ml", claim_key.substr(3));
+    ASSERT_NE(claim, nullptr);
+    ASSERT_EQ(claim->status.reserved_for.size(), 1u);
+    const api::ResourceClaimConsumerReference& ref = claim->status.reserved_for[0];
+    EXPECT_EQ(ref.api_group.view(), "scheduling.k8s.io");
+    EXPECT_EQ(ref.resource.view(), "podgroups");
+    EXPECT_EQ(ref.name, g);
+    EXPECT_EQ(ref.uid, "sim-podgroup-ml/" + g);
+    ASSERT_EQ(claim->meta.owner_references.size(), 1u);
+    EXPECT_EQ(claim->meta.owner_references[0].kind.view(), "PodGroup");
+    EXPECT_NE(claim->meta.FindAnnotation(sim::kPodGroupClaimNameAnnotation), nullptr);
+  }
+  EXPECT_EQ(pools.size(), 2u) << "the groups got different links";
+  EXPECT_EQ(engine.sched().dra().Stats().in_flight, 0);
+}
+
+TEST(GangClaimTest, GroupThatCannotFitWhereItsClaimIsReachableKeepsNothing) {
+  // The only fabric link is local to n0 (8 GPUs); 3 members x 4 GPUs must
+  // all run on n0, so the gang cannot be placed although n1 is free.
+  std::string y = std::string(kFabric) + FabricSlice("fabric-n0", "", "n0") + Node("n0", "r0", 8) +
+                  Node("n1", "r0", 8) + GangWithFabric("g", 3, 4);
+  Engine engine;
+  sim::SimulationResult r = engine.Run(y);
+  EXPECT_FALSE(r.podgroups["ml/g"].scheduled);
+  EXPECT_EQ(PlacedWithPrefix(r, "ml/g-"), 0);
+  EXPECT_TRUE(r.allocations.empty()) << "the claim is never written";
+  EXPECT_EQ(engine.sched().dra().Stats().in_flight, 0) << "the trial released the shared allocation";
+  EXPECT_NE(r.podgroups["ml/g"].message.find("2 of minCount 3 members fit"), std::string::npos)
+      << r.podgroups["ml/g"].message;
+}
+
+TEST(GangReportTest, SimulateReportListsPodGroups) {
+  std::string y = Node("n0", "r0", 8) + Node("n1", "r1", 8) + Group("g", 2, true) + Pod("g-0", "g", 4) +
+                  Pod("g-1", "g", 4) + Group("big", 3, false);
+  for (int i = 0; i < 3; ++i) y += Pod("big-" + std::to_string(i), "big", 8);
+  nlohmann::json j = sim::ResultJson(Simulate(y).result);
+  ASSERT_TRUE(j.contains("podgroups")) << j.dump();
+  const nlohmann::json& g = j["podgroups"]["ml/g"];
+  EXPECT_EQ(g["scheduled"], true);
+  EXPECT_EQ(g["placed"], 2);
+  EXPECT_EQ(g["domain"].get<std::string>().rfind("example.com/rack=r", 0), 0u) << g.dump();
+  EXPECT_EQ(j["podgroups"]["ml/big"]["scheduled"], false);
+}
 }  // namespace
 }  // namespace gantry
