@@ -621,6 +621,21 @@ void DynamicResources::Unreserve(framework::CycleState& state, const framework::
     } else if (rc.allocate) {
       dra->RemoveInFlight(rc.claim->meta.uid);
     }
+    if (rc.group) continue;  // the group's reservation stays: other members may use the claim
+    // PreBind may have reserved the claim for the pod already: take the pod
+    // out of reservedFor again (best effort, as upstream; the allocation stays
+    // and is reused or deallocated by a later attempt).
+    auto current = dra->GetClaim(rc.claim->meta.namespace_.view(), rc.claim->meta.name);
+    if (current == nullptr || !current->IsAllocated() || !current->IsReservedFor(pod.uid())) continue;
+    auto updated = std::make_shared<api::ResourceClaim>(*current);
+    std::erase_if(updated->status.reserved_for,
+                  [&](const api::ResourceClaimConsumerReference& r) { return r.uid == pod.uid(); });
+    if (!handle_.Writer()
+             .UpdateResourceClaimStatus(*current, *current->status.allocation, updated->status.reserved_for)
+             .ok()) {
+      continue;
+    }
+    dra->AssumeClaim(std::move(updated));
   }
 }
 

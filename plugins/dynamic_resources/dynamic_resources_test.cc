@@ -186,6 +186,36 @@ TEST(DynamicResources, UnreserveReleasesInFlight) {
   EXPECT_EQ(f.dra.Snapshot()->allocations->in_use, std::vector<uint16_t>(10, 0));
 }
 
+TEST(DynamicResources, UnreserveAfterPreBindTakesThePodOutOfReservedFor) {
+  // A later PreBind plugin or Bind failed after this plugin's PreBind wrote
+  // the claim: Unreserve removes the pod's reservedFor entry again.
+  Fixture f;
+  f.dra.UpsertClaim(Claim("gpus", 2));
+  DynamicResources p({}, f.handle);
+  auto pod = PodWithClaim("gpus");
+  framework::CycleState st;
+  ASSERT_TRUE(PlaceOn(f, p, st, *pod, "node-1").IsSuccess());
+  ASSERT_TRUE(p.PreBind(st, *pod, "node-1").IsSuccess());
+  ASSERT_TRUE(f.dra.GetClaim("default", "gpus")->IsReservedFor("pod-uid"));
+  ASSERT_EQ(f.handle.claim_reservations.size(), 1u);
+  p.Unreserve(st, *pod, "node-1");
+  ASSERT_EQ(f.handle.claim_reservations.size(), 2u) << "a second status write";
+  EXPECT_TRUE(f.handle.claim_reservations[1].empty()) << "reservedFor without the pod";
+  EXPECT_EQ(f.handle.claim_allocations[1].first, "default/gpus");
+  EXPECT_EQ(f.handle.claim_allocations[1].second.results.size(), 2u) << "the allocation is written unchanged";
+  auto stored = f.dra.GetClaim("default", "gpus");
+  EXPECT_FALSE(stored->IsReservedFor("pod-uid"));
+  EXPECT_TRUE(stored->IsAllocated()) << "the allocation stays for the next attempt";
+  // Without a reservation (Unreserve before PreBind) nothing is written.
+  Fixture g;
+  g.dra.UpsertClaim(Claim("gpus", 2));
+  DynamicResources q({}, g.handle);
+  framework::CycleState st2;
+  ASSERT_TRUE(PlaceOn(g, q, st2, *pod, "node-1").IsSuccess());
+  q.Unreserve(st2, *pod, "node-1");
+  EXPECT_TRUE(g.handle.claim_reservations.empty());
+}
+
 TEST(DynamicResources, PreBindWriteFailureIsError) {
   Fixture f;
   f.dra.UpsertClaim(Claim("gpus", 1));
