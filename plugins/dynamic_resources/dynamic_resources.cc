@@ -798,6 +798,8 @@ std::string DynamicResources::WaitForBindingConditions(const framework::PodInfo&
     bool waited;
     if (poll_wait_) {
       waited = poll_wait_(wait);
+    } else if (dra.HasDeviceStatusWait()) {
+      waited = dra.WaitForDeviceStatus(wait);  // offline: the simulator's drivers
     } else if (dynamic_cast<const FakeClock*>(&clock) == nullptr) {
       std::this_thread::sleep_for(std::chrono::microseconds(wait));
       waited = true;

@@ -402,9 +402,85 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
     }
   };
 
+  // Simulated drivers for binding conditions (kBindingDelayAnnotation).
+  struct DriverBehaviour {
+    int64_t delay_micros = 0;
+    std::string outcome = "success";  // "success" | "failure" (the first binding of each device)
+  };
+  absl::flat_hash_set<std::string> failed_once;  // "driver/pool/device" whose first binding failed
+  absl::flat_hash_map<std::string, DriverBehaviour> drivers;  // "driver/pool"
+  for (const api::ResourceSlice& sl : objects.resource_slices) {
+    DriverBehaviour b;
+    if (const std::string* d = sl.meta.FindAnnotation(kBindingDelayAnnotation)) {
+      char* end = nullptr;
+      const double seconds = std::strtod(d->c_str(), &end);
+      if (end != d->c_str() && seconds >= 0) b.delay_micros = static_cast<int64_t>(seconds * 1e6);
+    }
+    if (const std::string* o = sl.meta.FindAnnotation(kBindingOutcomeAnnotation)) b.outcome = *o;
+    drivers[gantry::StrCat(sl.spec.driver.view(), "/", sl.spec.pool.name.view())] = b;
+  }
+  // Sets the device conditions that are due on every allocated claim.
+  auto play_drivers = [&]() {
+    for (const std::shared_ptr<const api::ResourceClaim>& claim : sched.dra().Claims()) {
+      if (!claim->IsAllocated()) continue;
+      std::shared_ptr<api::ResourceClaim> updated;
+      for (const api::DeviceRequestAllocationResult& res : claim->status.allocation->results) {
+        if (res.binding_conditions.empty()) continue;
+        auto d = drivers.find(gantry::StrCat(res.driver.view(), "/", res.pool.view()));
+        const DriverBehaviour b = d == drivers.end() ? DriverBehaviour{} : d->second;
+        if (clock.NowMicros() < claim->status.allocation->allocation_timestamp_micros + b.delay_micros) continue;
+        const auto& devices = (updated ? updated : claim)->status.devices;
+        if (std::any_of(devices.begin(), devices.end(), [&](const api::AllocatedDeviceStatus& s) {
+              return s.driver == res.driver && s.pool == res.pool && s.device == res.device;
+            })) {
+          continue;  // already reported
+        }
+        if (!updated) updated = std::make_shared<api::ResourceClaim>(*claim);
+        api::AllocatedDeviceStatus status;
+        status.driver = res.driver;
+        status.pool = res.pool;
+        status.device = res.device;
+        auto condition = [&](api::Symbol type, std::string_view reason) {
+          api::Condition c;
+          c.type = type;
+          c.status = api::ConditionStatus::kTrue;
+          c.reason = api::Symbol::Intern(reason);
+          c.last_transition_micros = clock.NowMicros();
+          return c;
+        };
+        if (b.outcome == "failure" && !res.binding_failure_conditions.empty() &&
+            failed_once.insert(gantry::StrCat(res.driver.view(), "/", res.pool.view(), "/", res.device.view())).second) {
+          status.conditions.push_back(condition(res.binding_failure_conditions.front(), "SimulatedDriverFailure"));
+        } else {
+          for (api::Symbol t : res.binding_conditions) status.conditions.push_back(condition(t, "SimulatedDriver"));
+        }
+        updated->status.devices.push_back(std::move(status));
+      }
+      if (updated) sched.OnResourceClaim(claim, std::move(updated));
+    }
+  };
+  // PreBind waits in virtual time while the drivers work.
+  sched.dra().SetDeviceStatusWait([&](int64_t micros) {
+    clock.Advance(micros);
+    play_drivers();
+    return true;
+  });
+
   auto feed_bindings = [&]() {
     std::vector<InMemoryWriter::ClaimUpdate> claims = writer.TakeClaimUpdates();
-    for (InMemoryWriter::ClaimUpdate& u : claims) sched.OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
+    for (InMemoryWriter::ClaimUpdate& u : claims) {
+      // A status write made before a driver reported device conditions does
+      // not erase them (the API server would have rejected it as stale).
+      if (u.claim != nullptr && u.claim->status.devices.empty() && u.claim->IsAllocated()) {
+        auto current = sched.dra().GetClaim(u.claim->meta.namespace_.view(), u.claim->meta.name);
+        if (current != nullptr && !current->status.devices.empty()) {
+          auto merged = std::make_shared<api::ResourceClaim>(*u.claim);
+          merged->status.devices = current->status.devices;
+          u.claim = std::move(merged);
+        }
+      }
+      sched.OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
+    }
     std::vector<InMemoryWriter::Binding> bindings = writer.TakeBindings();
     for (InMemoryWriter::Binding& b : bindings) {
       auto bound = std::make_shared<api::Pod>(*b.pod);
@@ -457,6 +533,7 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
     if (!next) break;  // only unschedulable (or gated) pods remain and no event can come
     if (*next > clock.NowMicros()) clock.Set(*next);
   }
+  sched.dra().SetDeviceStatusWait(nullptr);
   result.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   result.loop_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

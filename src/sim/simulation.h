@@ -142,6 +142,17 @@ inline constexpr int64_t kProgressIntervalMillis = 100;
 // they are bound, in virtual time, and free their resources.
 inline constexpr std::string_view kRunDurationAnnotation = "gantry.dev/run-duration-seconds";
 
+// Simulated DRA drivers for binding conditions: PreBind waits in virtual
+// time, and a device whose result carries bindingConditions gets them set
+// True in claim.status.devices `delay` after the allocation (default 0),
+// where the delay comes from the annotation below on the device's
+// ResourceSlice (seconds, decimal). With the outcome annotation "failure" the
+// first binding of each of the slice's devices fails instead (the first
+// bindingFailureCondition is set True) and later bindings succeed, as a flaky
+// attach would.
+inline constexpr std::string_view kBindingDelayAnnotation = "gantry.dev/binding-delay-seconds";
+inline constexpr std::string_view kBindingOutcomeAnnotation = "gantry.dev/binding-outcome";
+
 class AttemptRecorder;
 
 // Feeds `objects` into `scheduler` (namespaces, priority classes, nodes,

@@ -408,6 +408,25 @@ std::optional<PodGroupClaims> DraState::FindPodGroupClaims(std::string_view ns, 
   return it->second;
 }
 
+void DraState::SetDeviceStatusWait(DeviceStatusWait wait) {
+  std::lock_guard<std::mutex> lock(mu_);
+  device_status_wait_ = std::move(wait);
+}
+
+bool DraState::HasDeviceStatusWait() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<bool>(device_status_wait_);
+}
+
+bool DraState::WaitForDeviceStatus(int64_t micros) const {
+  DeviceStatusWait wait;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wait = device_status_wait_;
+  }
+  return wait ? wait(micros) : false;
+}
+
 bool DraState::IsInFlight(const std::string& claim_uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   return impl_->in_flight.contains(claim_uid);

@@ -300,6 +300,17 @@ class DraState {
                                                         const std::string& group_uid) const;
   // Drops `sharer` from a PodGroup claim's in-flight entry (no-op for other entries).
   void RemoveInFlightSharer(const std::string& claim_uid, const std::string& sharer);
+
+  // ---- Waiting for device status (binding conditions) ----------------------
+  // How PreBind lets time pass while it waits for drivers to report device
+  // conditions: offline, the simulator advances virtual time by `micros` and
+  // plays the drivers; the hook returns false when it cannot wait. Unset
+  // (live), PreBind sleeps. Set before scheduling starts.
+  using DeviceStatusWait = std::function<bool(int64_t micros)>;
+  void SetDeviceStatusWait(DeviceStatusWait wait);
+  bool HasDeviceStatusWait() const;
+  // Calls the hook (outside the state's lock); false when none is set.
+  bool WaitForDeviceStatus(int64_t micros) const;
   // After PreBind wrote the claim: store it (as an update event would) and
   // drop the in-flight entry in one step.
   void AssumeClaim(std::shared_ptr<const api::ResourceClaim> claim);
@@ -312,6 +323,7 @@ class DraState {
 
   mutable std::mutex mu_;
   std::unique_ptr<Impl> impl_;
+  DeviceStatusWait device_status_wait_;  // guarded by mu_
 };
 
 }  // namespace gantry::state

@@ -13,14 +13,14 @@
 namespace gantry {
 namespace {
 
-sim::SimulationResult RunWorkload(const bench::dra::WorkloadOptions& o) {
+sim::SimulationResult RunYaml(const std::string& yaml) {
   framework::Registry registry;
   EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
   auto cfg = config::DefaultConfig(registry);
   EXPECT_TRUE(cfg.ok()) << cfg.status();
   api::ObjectSet objects;
   sim::LoadStats stats;
-  absl::Status st = sim::LoadClusterText("workload", bench::dra::WorkloadYaml(o), false, &objects, &stats);
+  absl::Status st = sim::LoadClusterText("workload", yaml, false, &objects, &stats);
   EXPECT_TRUE(st.ok()) << st;
   FakeClock clock(1'700'000'000'000'000);
   state::ClusterState cluster(clock);
@@ -28,6 +28,10 @@ sim::SimulationResult RunWorkload(const bench::dra::WorkloadOptions& o) {
   auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
   EXPECT_TRUE(bundle.ok()) << bundle.status();
   return sim::RunSimulation(objects, *bundle->scheduler, writer, clock, 7);
+}
+
+sim::SimulationResult RunWorkload(const bench::dra::WorkloadOptions& o) {
+  return RunYaml(bench::dra::WorkloadYaml(o));
 }
 
 TEST(DraSimulation, AllocatesOneGpuPerPodAndNeverTwice) {
@@ -73,6 +77,66 @@ TEST(DraSimulation, GpuAndNicOnSamePcieRoot) {
     ASSERT_EQ(devs.size(), 2u);
     // gpu-i and nic-j share pcieRoot pci<i/2>.
     EXPECT_EQ((devs[0].device.back() - '0') / 2, (devs[1].device.back() - '0') / 2) << claim;
+  }
+}
+
+TEST(DraSimulation, BindingConditionsAreReportedBySimulatedDrivers) {
+  // A device with binding conditions: the simulated driver sets them after
+  // the slice's delay (PreBind waits in virtual time), or fails the first
+  // binding of each device (the pod is retried and then binds).
+  constexpr std::string_view kObjects = R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: default}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  schedulerName: gantry-scheduler
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: main, resources: {claims: [{name: gpu}]}}]
+---
+)";
+  auto slice = [](const std::string& annotations) {
+    return "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: n0-gpus\n  annotations: {" +
+           annotations +
+           "}\nspec:\n  driver: gpu.example.com\n  pool: {name: n0, generation: 1, resourceSliceCount: 1}\n"
+           "  nodeName: n0\n  devices:\n  - {name: gpu-0, bindsToNode: true, bindingConditions: [Attached], "
+           "bindingFailureConditions: [AttachFailed]}\n";
+  };
+  struct Case {
+    const char* name;
+    std::string annotations;
+    int64_t min_attempts;
+    double min_virtual_seconds;
+  } cases[] = {
+      {"ready after the delay", "gantry.dev/binding-delay-seconds: \"30\"", 1, 30},
+      {"ready at once", "", 1, 0},
+      {"first binding fails", "gantry.dev/binding-outcome: failure", 2, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    sim::SimulationResult r = RunYaml(std::string(kObjects) + slice(c.annotations));
+    EXPECT_EQ(r.scheduled, 1) << (r.failures.empty() ? "" : r.failures.begin()->second);
+    EXPECT_GE(r.attempts, c.min_attempts);
+    EXPECT_GE(r.virtual_seconds, c.min_virtual_seconds);
+    ASSERT_EQ(r.allocations.size(), 1u);
+    EXPECT_EQ(r.allocations.begin()->second[0].device, "gpu-0");
   }
 }
 
