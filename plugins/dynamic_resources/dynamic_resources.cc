@@ -553,6 +553,15 @@ framework::PostFilterResult DynamicResources::PostFilter(framework::CycleState& 
   return result;
 }
 
+Status DynamicResources::PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                                  const std::vector<const framework::NodeInfo*>&) {
+  // Without claims to allocate every node scores 0: skip the per-node calls.
+  if (pod.p().resource_claims.empty()) return Status::Skip();
+  auto read = state.Read<CycleData>(kStateKey);
+  if (!read.ok() || !(*read)->allocator) return Status::Skip();
+  return Status();
+}
+
 Status DynamicResources::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo& node, int64_t* score) {
   *score = 0;

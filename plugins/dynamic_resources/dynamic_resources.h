@@ -64,6 +64,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
                                public framework::PostFilterPlugin,
+                               public framework::PreScorePlugin,
                                public framework::ScorePlugin,
                                public framework::ReservePlugin,
                                public framework::PreBindPlugin,
@@ -98,6 +99,9 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   // is reserved by nobody else.
   framework::PostFilterResult PostFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                          const framework::NodeToStatus& filtered) override;
+  // Skip (no Score calls) unless some claim is allocated in this cycle.
+  framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                             const std::vector<const framework::NodeInfo*>& nodes) override;
   // Prioritized lists: 8 - i for each request satisfied by subrequest i.
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;

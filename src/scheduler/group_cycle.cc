@@ -23,6 +23,8 @@
 #include <map>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "gantry/util/strings.h"
 #include "src/scheduler/group_preemption.h"
 #include "src/scheduler/scheduler.h"
@@ -85,23 +87,42 @@ using NodeList = std::vector<framework::NodeInfo*>;
 // requests are added to the nodes' current usage (the score if every member
 // fits: an upper bound, since usage only grows with placed members).
 double Tightness(const NodeList& nodes, const framework::Resource& wanted, bool add) {
-  framework::Resource requested, allocatable;
-  for (const framework::NodeInfo* n : nodes) {
-    requested.Add(n->requested());
-    allocatable.Add(n->allocatable());
+  // Only the resources the group requests are summed.
+  struct Sum {
+    api::Symbol name;  // empty: cpu (index 0) or memory (index 1)
+    int64_t requested = 0, allocatable = 0;
+  };
+  absl::InlinedVector<Sum, 4> sums;
+  if (wanted.milli_cpu > 0) sums.push_back({{}, add ? wanted.milli_cpu : 0, 0});
+  const size_t memory_at = sums.size();
+  if (wanted.memory > 0) sums.push_back({{}, add ? wanted.memory : 0, 0});
+  const size_t scalars_at = sums.size();
+  for (const api::ResourceAmount& a : wanted.scalar) {
+    if (a.value > 0) sums.push_back({a.name, add ? a.value : 0, 0});
   }
-  if (add) requested.Add(wanted);
+  const bool cpu = wanted.milli_cpu > 0, memory = wanted.memory > 0;
+  for (const framework::NodeInfo* n : nodes) {
+    const framework::Resource& r = n->requested();
+    const framework::Resource& a = n->allocatable();
+    if (cpu) {
+      sums[0].requested += r.milli_cpu;
+      sums[0].allocatable += a.milli_cpu;
+    }
+    if (memory) {
+      sums[memory_at].requested += r.memory;
+      sums[memory_at].allocatable += a.memory;
+    }
+    for (size_t i = scalars_at; i < sums.size(); ++i) {
+      sums[i].requested += r.Get(sums[i].name);
+      sums[i].allocatable += a.Get(sums[i].name);
+    }
+  }
   double sum = 0;
   int count = 0;
-  auto ratio = [&](int64_t r, int64_t a) {
-    if (a <= 0) return;
-    sum += std::min(1.0, static_cast<double>(r) / static_cast<double>(a));
+  for (const Sum& s : sums) {
+    if (s.allocatable <= 0) continue;
+    sum += std::min(1.0, static_cast<double>(s.requested) / static_cast<double>(s.allocatable));
     ++count;
-  };
-  if (wanted.milli_cpu > 0) ratio(requested.milli_cpu, allocatable.milli_cpu);
-  if (wanted.memory > 0) ratio(requested.memory, allocatable.memory);
-  for (const api::ResourceAmount& a : wanted.scalar) {
-    if (a.value > 0) ratio(requested.Get(a.name), allocatable.Get(a.name));
   }
   return count == 0 ? 0 : sum / count;
 }
@@ -109,15 +130,66 @@ double Tightness(const NodeList& nodes, const framework::Resource& wanted, bool 
 // Splits `nodes` by the value of label `key` (domains in value order);
 // unlabelled nodes belong to no domain.
 std::vector<std::pair<std::string, NodeList>> SplitDomains(const NodeList& nodes, api::Symbol key) {
-  std::map<std::string_view, NodeList> by_value;
+  absl::flat_hash_map<api::Symbol, size_t> index;  // label value -> position in `lists`
+  std::vector<std::pair<api::Symbol, NodeList>> lists;
   for (framework::NodeInfo* n : nodes) {
-    if (auto v = api::FindLabel(n->node()->meta.labels, key)) by_value[v->view()].push_back(n);
+    std::optional<api::Symbol> v = api::FindLabel(n->node()->meta.labels, key);
+    if (!v) continue;
+    auto [it, added] = index.try_emplace(*v, lists.size());
+    if (added) lists.emplace_back(*v, NodeList{});
+    lists[it->second].second.push_back(n);
   }
+  std::sort(lists.begin(), lists.end(), [](const auto& a, const auto& b) { return a.first.view() < b.first.view(); });
   std::vector<std::pair<std::string, NodeList>> out;
-  out.reserve(by_value.size());
-  for (auto& [value, list] : by_value) out.emplace_back(gantry::StrCat(key.view(), "=", value), std::move(list));
+  out.reserve(lists.size());
+  for (auto& [value, list] : lists) out.emplace_back(gantry::StrCat(key.view(), "=", value.view()), std::move(list));
   return out;
 }
+
+}  // namespace
+
+// SplitDomains of the whole snapshot per topology key, kept while the
+// snapshot holds the same NodeInfos with the same Node objects (a label
+// change replaces the Node object), so a stream of gangs does not re-split
+// thousands of nodes for every group cycle.
+struct TopologyDomainCache {
+  struct Entry {
+    api::Symbol key;
+    std::vector<const framework::NodeInfo*> infos;  // the snapshot's list when split
+    std::vector<const api::Node*> nodes;
+    std::vector<std::pair<std::string, NodeList>> domains;
+  };
+  std::vector<Entry> entries;
+
+  const std::vector<std::pair<std::string, NodeList>>& Split(const NodeList& all, api::Symbol key) {
+    for (Entry& e : entries) {
+      if (e.key != key) continue;
+      if (Valid(e, all)) return e.domains;
+      Fill(e, all);
+      return e.domains;
+    }
+    entries.push_back(Entry{key, {}, {}, {}});
+    Fill(entries.back(), all);
+    return entries.back().domains;
+  }
+
+ private:
+  static bool Valid(const Entry& e, const NodeList& all) {
+    if (e.infos.size() != all.size()) return false;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (e.infos[i] != all[i] || e.nodes[i] != all[i]->node()) return false;
+    }
+    return true;
+  }
+  static void Fill(Entry& e, const NodeList& all) {
+    e.infos.assign(all.begin(), all.end());
+    e.nodes.resize(all.size());
+    for (size_t i = 0; i < all.size(); ++i) e.nodes[i] = all[i]->node();
+    e.domains = SplitDomains(all, e.key);
+  }
+};
+
+namespace {
 
 std::string GroupNoun(const state::GroupInfo& g) {
   return gantry::StrCat(g.composite ? "composite pod group " : "pod group ", g.key);
@@ -129,8 +201,14 @@ std::string GroupNoun(const state::GroupInfo& g) {
 class Placer {
  public:
   Placer(framework::PodScheduler& algorithm, framework::Framework& fw, state::Snapshot& snapshot,
-         const std::vector<framework::QueuedPodInfo>& members, std::vector<TreeNode>& tree)
-      : algorithm_(algorithm), fw_(fw), snapshot_(snapshot), members_(members), tree_(tree) {
+         const std::vector<framework::QueuedPodInfo>& members, std::vector<TreeNode>& tree,
+         TopologyDomainCache& domain_cache)
+      : algorithm_(algorithm),
+        fw_(fw),
+        snapshot_(snapshot),
+        members_(members),
+        tree_(tree),
+        domain_cache_(domain_cache) {
     slots_.resize(members.size());
   }
 
@@ -145,7 +223,10 @@ class Placer {
       return Record(n, PlaceIn(n, nodes, o.domain));
     }
     if (t.info.topology_key.empty()) return Record(n, PlaceIn(n, nodes, ""));
-    std::vector<std::pair<std::string, NodeList>> domains = SplitDomains(nodes, t.info.topology_key);
+    // The whole snapshot (a root group) is split once per node change.
+    std::vector<std::pair<std::string, NodeList>> domains =
+        &nodes == &snapshot_.NodeInfos() ? domain_cache_.Split(nodes, t.info.topology_key)
+                                         : SplitDomains(nodes, t.info.topology_key);
     if (!t.placed_nodes.empty()) {
       // Members already run: only their domain is a candidate.
       std::set<std::string> values;
@@ -185,13 +266,17 @@ class Placer {
     double best_score = 0;
     Replay winner;
     std::optional<Outcome> most;  // the unsatisfied trial that placed most, for the message
-    for (size_t i : order) {
+    for (size_t k = 0; k < order.size(); ++k) {
+      const size_t i = order[k];
       if (best && bound[i] <= best_score) break;  // no remaining domain can beat the best
       const size_t mark = applied_.size();
       Outcome o = PlaceIn(n, domains[i].second, domains[i].first);
       if (o.satisfied) {
         const double score = Tightness(domains[i].second, t.requests, /*add=*/false);
         if (!best || score > best_score) {
+          // No later domain can beat this one (bounds descend): keep the
+          // trial applied instead of rolling it back and replaying it.
+          if (k + 1 == order.size() || bound[order[k + 1]] <= score) return Record(n, std::move(o));
           best = i;
           best_score = score;
           winner = Capture(n, o);
@@ -362,6 +447,7 @@ class Placer {
   state::Snapshot& snapshot_;
   const std::vector<framework::QueuedPodInfo>& members_;
   std::vector<TreeNode>& tree_;
+  TopologyDomainCache& domain_cache_;
   std::vector<MemberTrial> slots_;
   std::vector<size_t> applied_;  // members on the overlay, in placement order
   std::vector<Outcome> last_ = std::vector<Outcome>(tree_.size());  // last recorded outcome per group
@@ -553,7 +639,8 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
 
   state_.UpdateSnapshot(&snapshot_);
   fw->SetSnapshot(&snapshot_);
-  Placer placer(*algorithm_, *fw, snapshot_, members, tree);
+  if (domain_cache_ == nullptr) domain_cache_ = std::make_shared<TopologyDomainCache>();
+  Placer placer(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_);
   Outcome outcome;
   {
     // Room nominated to other preemptors of >= priority stays theirs (group_preemption.h).

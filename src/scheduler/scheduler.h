@@ -33,6 +33,8 @@
 
 namespace gantry::scheduler {
 
+struct TopologyDomainCache;  // group_cycle.cc
+
 struct SchedulerOptions {
   int32_t percentage_of_nodes_to_score = 0;
   uint64_t seed = 1;
@@ -218,6 +220,9 @@ class Scheduler {
   absl::flat_hash_map<std::string, std::set<std::string>> foreign_group_schedulers_;
   std::unique_ptr<state::DraState> dra_ = std::make_unique<state::DraState>();
   std::mutex observer_mu_;
+  // Topology domains of the snapshot's nodes per label key, reused by group
+  // cycles while no node is added, removed or relabelled (group_cycle.cc).
+  std::shared_ptr<TopologyDomainCache> domain_cache_;
 
   // Binding workers (live mode).
   std::mutex bind_mu_;
