@@ -90,7 +90,7 @@ struct Shared {
 
 struct CycleData final : framework::StateData {
   std::vector<ResolvedClaim> claims;
-  std::optional<state::PodGroupClaims> group;  // set when some claim is a PodGroup claim
+  std::optional<state::PodGroupClaims> group;       // set when some claim is a PodGroup claim
   std::shared_ptr<const dra::Allocator> allocator;  // null when every claim is allocated
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   std::vector<api::AllocationResult> reserved;  // Reserve's choice, per to-allocate claim
@@ -153,15 +153,18 @@ bool IsGroupClaim(const api::PodResourceClaim& rc, const state::PodGroupClaims* 
 // A claim generated from a PodGroup's template is owned by that PodGroup.
 bool IsForGroup(const api::ResourceClaim& claim, const state::PodGroupClaims& group) {
   for (const api::OwnerReference& o : claim.meta.owner_references) {
-    if (!group.uid.empty() ? o.uid == group.uid : (o.kind.view() == "PodGroup" && o.name == group.name)) return true;
+    if (!group.uid.empty() ? o.uid == group.uid
+                           : (o.kind.view() == "PodGroup" && o.name == group.name))
+      return true;
   }
   return false;
 }
 
 // The reservedFor entry of a PodGroup.
 api::ResourceClaimConsumerReference GroupConsumer(const state::PodGroupClaims& group) {
-  return api::ResourceClaimConsumerReference{api::Symbol::Intern("scheduling.k8s.io"), api::Symbol::Intern("podgroups"),
-                                             group.name, group.uid};
+  return api::ResourceClaimConsumerReference{api::Symbol::Intern("scheduling.k8s.io"),
+                                             api::Symbol::Intern("podgroups"), group.name,
+                                             group.uid};
 }
 
 bool IsReservedForGroup(const api::ResourceClaim& claim, const state::PodGroupClaims& group) {
@@ -175,7 +178,8 @@ bool IsReservedForGroup(const api::ResourceClaim& claim, const state::PodGroupCl
 // The identity of a PodGroup's in-flight allocations (its UID, or its key
 // when the UID is not known).
 std::string GroupInFlightId(const state::PodGroupClaims& group) {
-  return group.uid.empty() ? gantry::StrCat("podgroup:", group.namespace_, "/", group.name) : group.uid;
+  return group.uid.empty() ? gantry::StrCat("podgroup:", group.namespace_, "/", group.name)
+                           : group.uid;
 }
 
 // The PodGroup-level claims of the pod's native PodGroup, if it has any.
@@ -195,8 +199,10 @@ bool HasBindingConditions(const api::ResourceClaim& c) {
 // Checks existence/ownership/deletion of every claim; "" when fine. `group`
 // is the pod's PodGroup (null when none); `is_group` gets, per claim, whether
 // it is a PodGroup-level claim.
-std::string CheckClaims(const api::Pod& pod, state::DraState& dra, const state::PodGroupClaims* group,
-                        std::vector<std::shared_ptr<const api::ResourceClaim>>* out, std::vector<bool>* is_group) {
+std::string CheckClaims(const api::Pod& pod, state::DraState& dra,
+                        const state::PodGroupClaims* group,
+                        std::vector<std::shared_ptr<const api::ResourceClaim>>* out,
+                        std::vector<bool>* is_group) {
   std::vector<std::pair<std::string, std::string>> names;
   std::string missing;
   if (!ClaimNames(pod, &names, &missing)) return missing;
@@ -215,8 +221,8 @@ std::string CheckClaims(const api::Pod& pod, state::DraState& dra, const state::
     const bool for_group = entry != nullptr && IsGroupClaim(*entry, group);
     if (entry != nullptr && entry->resource_claim_name.empty()) {
       if (for_group && !IsForGroup(*claim, *group)) {
-        return gantry::StrCat("resourceclaim \"", claim_name, "\" was not created for pod group ", group->namespace_,
-                              "/", group->name);
+        return gantry::StrCat("resourceclaim \"", claim_name, "\" was not created for pod group ",
+                              group->namespace_, "/", group->name);
       }
       if (!for_group && !IsForPod(*claim, pod)) {
         return gantry::StrCat("resourceclaim \"", claim_name, "\" was not created for the pod");
@@ -349,9 +355,11 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
     rc.claim = claim;
     rc.group = is_group[ci];
     if (rc.group) data->group = group;
-    const bool reserved = rc.group ? IsReservedForGroup(*claim, *group) : claim->IsReservedFor(p.meta.uid);
+    const bool reserved =
+        rc.group ? IsReservedForGroup(*claim, *group) : claim->IsReservedFor(p.meta.uid);
     std::optional<api::AllocationResult> shared;
-    if (rc.group && !claim->IsAllocated()) shared = dra->InFlightForGroup(claim->meta.uid, GroupInFlightId(*group));
+    if (rc.group && !claim->IsAllocated())
+      shared = dra->InFlightForGroup(claim->meta.uid, GroupInFlightId(*group));
     if (claim->IsAllocated()) {
       if (!reserved && claim->status.reserved_for.size() >= api::kReservedForMaxSize) {
         return Status::Unresolvable(gantry::StrCat("resourceclaim \"", claim->meta.name,
@@ -584,7 +592,8 @@ Status DynamicResources::NormalizeScore(const framework::CycleState&, const fram
   return Status();
 }
 
-Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo& pod, std::string_view node) {
+Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo& pod,
+                                 std::string_view node) {
   auto read = state.Read<CycleData>(kStateKey);
   if (!read.ok()) return Status();
   CycleData& data = **read;
@@ -592,8 +601,8 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
   if (dra != nullptr && data.group) {
     for (const ResolvedClaim& rc : data.claims) {
       if (rc.pending) {
-        dra->AddInFlightForGroup(rc.claim->meta.uid, *rc.claim->status.allocation, GroupInFlightId(*data.group),
-                                 pod.uid());
+        dra->AddInFlightForGroup(rc.claim->meta.uid, *rc.claim->status.allocation,
+                                 GroupInFlightId(*data.group), pod.uid());
       }
     }
   }
@@ -619,7 +628,8 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
   return Status();
 }
 
-void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo& pod, std::string_view) {
+void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
+                                 std::string_view) {
   auto read = state.Read<CycleData>(kStateKey);
   if (!read.ok()) return;
   state::DraState* dra = handle_.Dra();
@@ -635,12 +645,14 @@ void DynamicResources::Unreserve(framework::CycleState& state, const framework::
     // out of reservedFor again (best effort, as upstream; the allocation stays
     // and is reused or deallocated by a later attempt).
     auto current = dra->GetClaim(rc.claim->meta.namespace_.view(), rc.claim->meta.name);
-    if (current == nullptr || !current->IsAllocated() || !current->IsReservedFor(pod.uid())) continue;
+    if (current == nullptr || !current->IsAllocated() || !current->IsReservedFor(pod.uid()))
+      continue;
     auto updated = std::make_shared<api::ResourceClaim>(*current);
     std::erase_if(updated->status.reserved_for,
                   [&](const api::ResourceClaimConsumerReference& r) { return r.uid == pod.uid(); });
     if (!handle_.Writer()
-             .UpdateResourceClaimStatus(*current, *current->status.allocation, updated->status.reserved_for)
+             .UpdateResourceClaimStatus(*current, *current->status.allocation,
+                                        updated->status.reserved_for)
              .ok()) {
       continue;
     }
@@ -666,8 +678,8 @@ Status BindGroupClaim(framework::FrameworkHandle& handle, std::mutex& mu, const 
       dra != nullptr ? dra->GetClaim(seen.meta.namespace_.view(), seen.meta.name) : rc.claim;
   auto fail = [&](std::string why) {
     if (dra != nullptr) dra->RemoveInFlightSharer(seen.meta.uid, pod.uid());
-    return Status::Error(gantry::StrCat("resourceclaim \"", seen.meta.name, "\" of pod group ", group.namespace_, "/",
-                                        group.name, ": ", why));
+    return Status::Error(gantry::StrCat("resourceclaim \"", seen.meta.name, "\" of pod group ",
+                                        group.namespace_, "/", group.name, ": ", why));
   };
   if (current == nullptr) return fail("deleted while the group was being bound");
   if (current->IsAllocated() && IsReservedForGroup(*current, group)) {
@@ -677,7 +689,8 @@ Status BindGroupClaim(framework::FrameworkHandle& handle, std::mutex& mu, const 
   }
   auto updated = std::make_shared<api::ResourceClaim>(*current);
   if (rc.allocate || rc.pending) {
-    if (current->IsAllocated()) return fail("allocated by another scheduler while the group was being scheduled");
+    if (current->IsAllocated())
+      return fail("allocated by another scheduler while the group was being scheduled");
     if (std::find(current->meta.finalizers.begin(), current->meta.finalizers.end(),
                   api::kDeleteProtectionFinalizer) == current->meta.finalizers.end()) {
       absl::Status st = writer.AddResourceClaimFinalizer(*current, api::kDeleteProtectionFinalizer);
@@ -692,7 +705,8 @@ Status BindGroupClaim(framework::FrameworkHandle& handle, std::mutex& mu, const 
     return fail("deallocated while the group was being scheduled");
   }
   updated->status.reserved_for.push_back(GroupConsumer(group));
-  absl::Status st = writer.UpdateResourceClaimStatus(*current, *updated->status.allocation, updated->status.reserved_for);
+  absl::Status st = writer.UpdateResourceClaimStatus(*current, *updated->status.allocation,
+                                                     updated->status.reserved_for);
   if (!st.ok()) return fail(std::string(st.message()));
   if (HasBindingConditions(*updated)) with_conditions->push_back(key);
   if (dra != nullptr) dra->AssumeClaim(std::move(updated));

@@ -73,8 +73,8 @@ struct Fixture {
 };
 
 // Runs PreFilter, Filter on `node` and Reserve for `pod`; returns Filter's status.
-framework::Status PlaceOn(Fixture& f, DynamicResources& p, framework::CycleState& st, const framework::PodInfo& pod,
-                          std::string_view node) {
+framework::Status PlaceOn(Fixture& f, DynamicResources& p, framework::CycleState& st,
+                          const framework::PodInfo& pod, std::string_view node) {
   framework::PreFilterResult r;
   framework::Status pf = p.PreFilter(st, pod, f.handle.NodeInfos(), &r);
   if (!pf.IsSuccess()) return pf;
@@ -202,7 +202,8 @@ TEST(DynamicResources, UnreserveAfterPreBindTakesThePodOutOfReservedFor) {
   ASSERT_EQ(f.handle.claim_reservations.size(), 2u) << "a second status write";
   EXPECT_TRUE(f.handle.claim_reservations[1].empty()) << "reservedFor without the pod";
   EXPECT_EQ(f.handle.claim_allocations[1].first, "default/gpus");
-  EXPECT_EQ(f.handle.claim_allocations[1].second.results.size(), 2u) << "the allocation is written unchanged";
+  EXPECT_EQ(f.handle.claim_allocations[1].second.results.size(), 2u)
+      << "the allocation is written unchanged";
   auto stored = f.dra.GetClaim("default", "gpus");
   EXPECT_FALSE(stored->IsReservedFor("pod-uid"));
   EXPECT_TRUE(stored->IsAllocated()) << "the allocation stays for the next attempt";
@@ -605,144 +606,152 @@ TEST(DynamicResources, RemovePodFreesTheDevicesOfItsClaims) {
   }
   }
 
-// ---- PodGroup-level claims ------------------------------------------------
+  // ---- PodGroup-level claims ------------------------------------------------
 
-framework::PodInfoPtr GroupMember(std::string_view name, std::string_view claim_entry) {
-  return testing::PodInfoFromYaml(gantry::StrCat("metadata: {name: ", name, ", namespace: default, uid: ", name,
-                                                 "}\nspec: {containers: [{name: c}], schedulingGroup: {podGroupName: "
-                                                 "g}, resourceClaims: [",
-                                                 claim_entry, "]}"));
-}
-
-state::PodGroupClaims GroupG(std::string_view claim_name, std::string_view template_name) {
-  api::PodGroupResourceClaim c;
-  c.name = api::Symbol::Intern("gpus");
-  c.resource_claim_name = std::string(claim_name);
-  c.resource_claim_template_name = std::string(template_name);
-  return state::PodGroupClaims{"default", "g", "group-uid", {c}};
-}
-
-TEST(DynamicResources, PodGroupClaimIsAllocatedOnceAndReservedForTheGroup) {
-  Fixture f;
-  f.dra.UpsertClaim(Claim("shared", 2));
-  f.dra.SetPodGroupClaims(GroupG("shared", ""));
-  DynamicResources p({}, f.handle);
-  auto a = GroupMember("a", "{name: gpus, resourceClaimName: shared}");
-  auto b = GroupMember("b", "{name: gpus, resourceClaimName: shared}");
-  framework::CycleState sa, sb;
-  ASSERT_TRUE(PlaceOn(f, p, sa, *a, "node-1").IsSuccess());
-  ASSERT_TRUE(f.dra.IsInFlight("uid-shared"));
-  // The second member shares the in-flight allocation: node-1's devices are
-  // reachable only from node-1.
-  framework::PreFilterResult r;
-  ASSERT_TRUE(p.PreFilter(sb, *b, f.handle.NodeInfos(), &r).IsSuccess());
-  framework::Status other = f.FilterOn(p, sb, *b, "node-2");
-  EXPECT_EQ(other.code(), Code::kUnschedulableAndUnresolvable);
-  EXPECT_EQ(other.Message(), "resourceclaim \"shared\" not available on the node");
-  ASSERT_TRUE(f.FilterOn(p, sb, *b, "node-1").IsSuccess());
-  ASSERT_TRUE(p.Reserve(sb, *b, "node-1").IsSuccess());
-  // Counted once: node-1's two GPUs are in use, nothing else.
-  EXPECT_EQ(f.dra.Snapshot()->allocations->in_use[0] + f.dra.Snapshot()->allocations->in_use[1], 2);
-  // A pod outside the group waits for the allocation to finish.
-  {
-    auto outsider = PodWithClaim("shared");
-    framework::CycleState so;
-    framework::Status s = p.PreFilter(so, *outsider, f.handle.NodeInfos(), &r);
-    EXPECT_EQ(s.code(), Code::kUnschedulable);
-    EXPECT_EQ(s.Message(), "resourceclaim \"shared\" is being allocated for another pod");
+  framework::PodInfoPtr GroupMember(std::string_view name, std::string_view claim_entry) {
+    return testing::PodInfoFromYaml(
+        gantry::StrCat("metadata: {name: ", name, ", namespace: default, uid: ", name,
+                       "}\nspec: {containers: [{name: c}], schedulingGroup: {podGroupName: "
+                       "g}, resourceClaims: [",
+                       claim_entry, "]}"));
   }
-  // The second member binds first: it writes the claim once, for the group.
-  ASSERT_TRUE(p.PreBind(sb, *b, "node-1").IsSuccess());
-  ASSERT_TRUE(p.PreBind(sa, *a, "node-1").IsSuccess());
-  ASSERT_EQ(f.handle.claim_allocations.size(), 1u);
-  EXPECT_EQ(f.handle.claim_allocations[0].first, "default/shared");
-  EXPECT_EQ(f.handle.claim_allocations[0].second.results.size(), 2u);
-  ASSERT_EQ(f.handle.claim_reservations.size(), 1u);
-  ASSERT_EQ(f.handle.claim_reservations[0].size(), 1u);
-  const api::ResourceClaimConsumerReference& ref = f.handle.claim_reservations[0][0];
-  EXPECT_EQ(ref.api_group.view(), "scheduling.k8s.io");
-  EXPECT_EQ(ref.resource.view(), "podgroups");
-  EXPECT_EQ(ref.name, "g");
-  EXPECT_EQ(ref.uid, "group-uid");
-  EXPECT_EQ(f.handle.claim_finalizers, std::vector<std::string>{"default/shared"});
-  EXPECT_FALSE(f.dra.IsInFlight("uid-shared"));
-  auto stored = f.dra.GetClaim("default", "shared");
-  ASSERT_TRUE(stored->IsAllocated());
-  EXPECT_FALSE(stored->IsReservedFor("a"));
-  EXPECT_FALSE(stored->IsReservedFor("b"));
-  // A later member finds the claim allocated and reserved for its group:
-  // PreBind writes nothing more.
-  auto c = GroupMember("c", "{name: gpus, resourceClaimName: shared}");
-  framework::CycleState sc;
-  ASSERT_TRUE(PlaceOn(f, p, sc, *c, "node-1").IsSuccess());
-  ASSERT_TRUE(p.PreBind(sc, *c, "node-1").IsSuccess());
-  EXPECT_EQ(f.handle.claim_allocations.size(), 1u);
-  // PostFilter never deallocates a claim reserved for a PodGroup.
-  framework::CycleState sd;
-  auto d = GroupMember("d", "{name: gpus, resourceClaimName: shared}");
-  ASSERT_TRUE(p.PreFilter(sd, *d, f.handle.NodeInfos(), &r).IsSuccess());
-  EXPECT_FALSE(f.FilterOn(p, sd, *d, "node-2").IsSuccess());
-  EXPECT_FALSE(p.PostFilter(sd, *d, {}).status.IsSuccess());
-  EXPECT_TRUE(f.handle.deallocated_claims.empty());
-}
 
-TEST(DynamicResources, PodGroupClaimRollbackReleasesTheSharedAllocation) {
-  Fixture f;
-  f.dra.UpsertClaim(Claim("shared", 2));
-  f.dra.SetPodGroupClaims(GroupG("shared", ""));
-  DynamicResources p({}, f.handle);
-  auto a = GroupMember("a", "{name: gpus, resourceClaimName: shared}");
-  auto b = GroupMember("b", "{name: gpus, resourceClaimName: shared}");
-  framework::CycleState sa, sb;
-  ASSERT_TRUE(PlaceOn(f, p, sa, *a, "node-2").IsSuccess());
-  ASSERT_TRUE(PlaceOn(f, p, sb, *b, "node-2").IsSuccess());
-  // The first member leaves first: the second still holds the allocation.
-  p.Unreserve(sa, *a, "node-2");
-  EXPECT_TRUE(f.dra.IsInFlight("uid-shared"));
-  p.Unreserve(sb, *b, "node-2");
-  EXPECT_FALSE(f.dra.IsInFlight("uid-shared"));
-  EXPECT_EQ(f.dra.Snapshot()->allocations->in_use, std::vector<uint16_t>(10, 0));
-  EXPECT_TRUE(f.handle.claim_allocations.empty());
-}
+  state::PodGroupClaims GroupG(std::string_view claim_name, std::string_view template_name) {
+    api::PodGroupResourceClaim c;
+    c.name = api::Symbol::Intern("gpus");
+    c.resource_claim_name = std::string(claim_name);
+    c.resource_claim_template_name = std::string(template_name);
+    return state::PodGroupClaims{"default", "g", "group-uid", {c}};
+  }
 
-TEST(DynamicResources, PodGroupClaimEntriesMustMatchAndTemplateClaimsBelongToTheGroup) {
-  struct Case {
-    const char* name;
-    std::string group_template;  // the PodGroup's entry
-    std::string pod_entry;
-    std::string owner_uid;  // of the generated claim
-    std::string want;       // PreEnqueue message, "" = success
-  } cases[] = {
-      {"owned by the group", "tmpl", "{name: gpus, resourceClaimTemplateName: tmpl}", "group-uid", ""},
-      {"owned by the pod instead", "tmpl", "{name: gpus, resourceClaimTemplateName: tmpl}", "m",
-       "resourceclaim \"gen\" was not created for pod group default/g"},
-      {"other template: a per-pod claim", "other", "{name: gpus, resourceClaimTemplateName: tmpl}", "m", ""},
-      {"other template, owned by the group", "other", "{name: gpus, resourceClaimTemplateName: tmpl}", "group-uid",
-       "resourceclaim \"gen\" was not created for the pod"},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
+  TEST(DynamicResources, PodGroupClaimIsAllocatedOnceAndReservedForTheGroup) {
     Fixture f;
-    f.dra.UpsertClaim(Decode<api::ResourceClaim>(
-        gantry::StrCat(R"({"metadata":{"name":"gen","namespace":"default","uid":"uid-gen","ownerReferences":[)",
-                       R"({"apiVersion":"v1","kind":"X","name":"x","uid":")", c.owner_uid,
-                       R"(","controller":true}]},"spec":{"devices":{"requests":[{"name":"gpu","exactly":)",
-                       R"({"deviceClassName":"gpu","count":1}}]}}})"),
-        &api::DecodeResourceClaim, "ResourceClaim"));
-    f.dra.SetPodGroupClaims(GroupG("", c.group_template));
+    f.dra.UpsertClaim(Claim("shared", 2));
+    f.dra.SetPodGroupClaims(GroupG("shared", ""));
     DynamicResources p({}, f.handle);
-    auto pod = testing::PodInfoFromYaml(gantry::StrCat(
-        "metadata: {name: m, namespace: default, uid: m}\nspec: {containers: [{name: c}], schedulingGroup: "
-        "{podGroupName: g}, resourceClaims: [",
-        c.pod_entry, "]}\nstatus: {resourceClaimStatuses: [{name: gpus, resourceClaimName: gen}]}"));
-    framework::Status st = p.PreEnqueue(*pod);
-    if (c.want.empty()) {
-      EXPECT_TRUE(st.IsSuccess()) << st.Message();
-    } else {
-      EXPECT_EQ(st.Message(), c.want);
+    auto a = GroupMember("a", "{name: gpus, resourceClaimName: shared}");
+    auto b = GroupMember("b", "{name: gpus, resourceClaimName: shared}");
+    framework::CycleState sa, sb;
+    ASSERT_TRUE(PlaceOn(f, p, sa, *a, "node-1").IsSuccess());
+    ASSERT_TRUE(f.dra.IsInFlight("uid-shared"));
+    // The second member shares the in-flight allocation: node-1's devices are
+    // reachable only from node-1.
+    framework::PreFilterResult r;
+    ASSERT_TRUE(p.PreFilter(sb, *b, f.handle.NodeInfos(), &r).IsSuccess());
+    framework::Status other = f.FilterOn(p, sb, *b, "node-2");
+    EXPECT_EQ(other.code(), Code::kUnschedulableAndUnresolvable);
+    EXPECT_EQ(other.Message(), "resourceclaim \"shared\" not available on the node");
+    ASSERT_TRUE(f.FilterOn(p, sb, *b, "node-1").IsSuccess());
+    ASSERT_TRUE(p.Reserve(sb, *b, "node-1").IsSuccess());
+    // Counted once: node-1's two GPUs are in use, nothing else.
+    EXPECT_EQ(f.dra.Snapshot()->allocations->in_use[0] + f.dra.Snapshot()->allocations->in_use[1],
+              2);
+    // A pod outside the group waits for the allocation to finish.
+    {
+      auto outsider = PodWithClaim("shared");
+      framework::CycleState so;
+      framework::Status s = p.PreFilter(so, *outsider, f.handle.NodeInfos(), &r);
+      EXPECT_EQ(s.code(), Code::kUnschedulable);
+      EXPECT_EQ(s.Message(), "resourceclaim \"shared\" is being allocated for another pod");
+    }
+    // The second member binds first: it writes the claim once, for the group.
+    ASSERT_TRUE(p.PreBind(sb, *b, "node-1").IsSuccess());
+    ASSERT_TRUE(p.PreBind(sa, *a, "node-1").IsSuccess());
+    ASSERT_EQ(f.handle.claim_allocations.size(), 1u);
+    EXPECT_EQ(f.handle.claim_allocations[0].first, "default/shared");
+    EXPECT_EQ(f.handle.claim_allocations[0].second.results.size(), 2u);
+    ASSERT_EQ(f.handle.claim_reservations.size(), 1u);
+    ASSERT_EQ(f.handle.claim_reservations[0].size(), 1u);
+    const api::ResourceClaimConsumerReference& ref = f.handle.claim_reservations[0][0];
+    EXPECT_EQ(ref.api_group.view(), "scheduling.k8s.io");
+    EXPECT_EQ(ref.resource.view(), "podgroups");
+    EXPECT_EQ(ref.name, "g");
+    EXPECT_EQ(ref.uid, "group-uid");
+    EXPECT_EQ(f.handle.claim_finalizers, std::vector<std::string>{"default/shared"});
+    EXPECT_FALSE(f.dra.IsInFlight("uid-shared"));
+    auto stored = f.dra.GetClaim("default", "shared");
+    ASSERT_TRUE(stored->IsAllocated());
+    EXPECT_FALSE(stored->IsReservedFor("a"));
+    EXPECT_FALSE(stored->IsReservedFor("b"));
+    // A later member finds the claim allocated and reserved for its group:
+    // PreBind writes nothing more.
+    auto c = GroupMember("c", "{name: gpus, resourceClaimName: shared}");
+    framework::CycleState sc;
+    ASSERT_TRUE(PlaceOn(f, p, sc, *c, "node-1").IsSuccess());
+    ASSERT_TRUE(p.PreBind(sc, *c, "node-1").IsSuccess());
+    EXPECT_EQ(f.handle.claim_allocations.size(), 1u);
+    // PostFilter never deallocates a claim reserved for a PodGroup.
+    framework::CycleState sd;
+    auto d = GroupMember("d", "{name: gpus, resourceClaimName: shared}");
+    ASSERT_TRUE(p.PreFilter(sd, *d, f.handle.NodeInfos(), &r).IsSuccess());
+    EXPECT_FALSE(f.FilterOn(p, sd, *d, "node-2").IsSuccess());
+    EXPECT_FALSE(p.PostFilter(sd, *d, {}).status.IsSuccess());
+    EXPECT_TRUE(f.handle.deallocated_claims.empty());
+  }
+
+  TEST(DynamicResources, PodGroupClaimRollbackReleasesTheSharedAllocation) {
+    Fixture f;
+    f.dra.UpsertClaim(Claim("shared", 2));
+    f.dra.SetPodGroupClaims(GroupG("shared", ""));
+    DynamicResources p({}, f.handle);
+    auto a = GroupMember("a", "{name: gpus, resourceClaimName: shared}");
+    auto b = GroupMember("b", "{name: gpus, resourceClaimName: shared}");
+    framework::CycleState sa, sb;
+    ASSERT_TRUE(PlaceOn(f, p, sa, *a, "node-2").IsSuccess());
+    ASSERT_TRUE(PlaceOn(f, p, sb, *b, "node-2").IsSuccess());
+    // The first member leaves first: the second still holds the allocation.
+    p.Unreserve(sa, *a, "node-2");
+    EXPECT_TRUE(f.dra.IsInFlight("uid-shared"));
+    p.Unreserve(sb, *b, "node-2");
+    EXPECT_FALSE(f.dra.IsInFlight("uid-shared"));
+    EXPECT_EQ(f.dra.Snapshot()->allocations->in_use, std::vector<uint16_t>(10, 0));
+    EXPECT_TRUE(f.handle.claim_allocations.empty());
+  }
+
+  TEST(DynamicResources, PodGroupClaimEntriesMustMatchAndTemplateClaimsBelongToTheGroup) {
+    struct Case {
+      const char* name;
+      std::string group_template;  // the PodGroup's entry
+      std::string pod_entry;
+      std::string owner_uid;  // of the generated claim
+      std::string want;       // PreEnqueue message, "" = success
+    } cases[] = {
+        {"owned by the group", "tmpl", "{name: gpus, resourceClaimTemplateName: tmpl}", "group-uid",
+         ""},
+        {"owned by the pod instead", "tmpl", "{name: gpus, resourceClaimTemplateName: tmpl}", "m",
+         "resourceclaim \"gen\" was not created for pod group default/g"},
+        {"other template: a per-pod claim", "other",
+         "{name: gpus, resourceClaimTemplateName: tmpl}", "m", ""},
+        {"other template, owned by the group", "other",
+         "{name: gpus, resourceClaimTemplateName: tmpl}", "group-uid",
+         "resourceclaim \"gen\" was not created for the pod"},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.name);
+      Fixture f;
+      f.dra.UpsertClaim(Decode<api::ResourceClaim>(
+          gantry::StrCat(
+              R"({"metadata":{"name":"gen","namespace":"default","uid":"uid-gen","ownerReferences":[)",
+              R"({"apiVersion":"v1","kind":"X","name":"x","uid":")", c.owner_uid,
+              R"(","controller":true}]},"spec":{"devices":{"requests":[{"name":"gpu","exactly":)",
+              R"({"deviceClassName":"gpu","count":1}}]}}})"),
+          &api::DecodeResourceClaim, "ResourceClaim"));
+      f.dra.SetPodGroupClaims(GroupG("", c.group_template));
+      DynamicResources p({}, f.handle);
+      auto pod = testing::PodInfoFromYaml(gantry::StrCat(
+          "metadata: {name: m, namespace: default, uid: m}\nspec: {containers: [{name: c}], "
+          "schedulingGroup: "
+          "{podGroupName: g}, resourceClaims: [",
+          c.pod_entry,
+          "]}\nstatus: {resourceClaimStatuses: [{name: gpus, resourceClaimName: gen}]}"));
+      framework::Status st = p.PreEnqueue(*pod);
+      if (c.want.empty()) {
+        EXPECT_TRUE(st.IsSuccess()) << st.Message();
+      } else {
+        EXPECT_EQ(st.Message(), c.want);
+      }
     }
   }
-}
 
 }  // namespace
 }  // namespace gantry::plugins::dynamic_resources

@@ -139,10 +139,12 @@ std::vector<std::pair<std::string, NodeList>> SplitDomains(const NodeList& nodes
     if (added) lists.emplace_back(*v, NodeList{});
     lists[it->second].second.push_back(n);
   }
-  std::sort(lists.begin(), lists.end(), [](const auto& a, const auto& b) { return a.first.view() < b.first.view(); });
+  std::sort(lists.begin(), lists.end(),
+            [](const auto& a, const auto& b) { return a.first.view() < b.first.view(); });
   std::vector<std::pair<std::string, NodeList>> out;
   out.reserve(lists.size());
-  for (auto& [value, list] : lists) out.emplace_back(gantry::StrCat(key.view(), "=", value.view()), std::move(list));
+  for (auto& [value, list] : lists)
+    out.emplace_back(gantry::StrCat(key.view(), "=", value.view()), std::move(list));
   return out;
 }
 

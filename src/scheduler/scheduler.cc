@@ -213,8 +213,8 @@ void Scheduler::OnPodGroup(state::GroupInfo group) {
   if (group.native && !group.composite) {
     // PodGroup-level DRA claims (DynamicResources reads them from DraState).
     const size_t slash = group.key.find('/');
-    dra_->SetPodGroupClaims(state::PodGroupClaims{group.key.substr(0, slash), group.key.substr(slash + 1), group.uid,
-                                                  group.resource_claims});
+    dra_->SetPodGroupClaims(state::PodGroupClaims{
+        group.key.substr(0, slash), group.key.substr(slash + 1), group.uid, group.resource_claims});
   }
   state_.SetGroup(std::move(group));
   queue_->MoveAllToActiveOrBackoffQueue(
@@ -224,7 +224,8 @@ void Scheduler::OnPodGroup(state::GroupInfo group) {
 
 void Scheduler::OnPodGroupDelete(std::string_view key) {
   const size_t slash = key.find('/');
-  if (slash != std::string_view::npos) dra_->RemovePodGroupClaims(key.substr(0, slash), key.substr(slash + 1));
+  if (slash != std::string_view::npos)
+    dra_->RemovePodGroupClaims(key.substr(0, slash), key.substr(slash + 1));
   state_.RemoveGroup(key);
   group_status_.Forget(key);
 }

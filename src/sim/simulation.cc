@@ -1,8 +1,8 @@
 #include "src/sim/simulation.h"
 
-#include <algorithm>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/container/flat_hash_map.h"
@@ -178,12 +178,15 @@ std::string NameSuffix(std::string_view key, uint64_t seed) {
 }
 
 // A claim named `<owner>-<claim>-<suffix>` from `tmpl`, controlled by the owner.
-api::ResourceClaim ClaimFromTemplate(const api::ObjectMeta& owner_meta, std::string_view owner_api_version,
-                                     std::string_view owner_kind, api::Symbol claim_name, std::string_view annotation,
+api::ResourceClaim ClaimFromTemplate(const api::ObjectMeta& owner_meta,
+                                     std::string_view owner_api_version,
+                                     std::string_view owner_kind, api::Symbol claim_name,
+                                     std::string_view annotation,
                                      const api::ResourceClaimTemplate& tmpl, uint64_t seed) {
   api::ResourceClaim claim;
-  claim.meta.name = gantry::StrCat(owner_meta.name, "-", claim_name.view(), "-",
-                                   NameSuffix(gantry::StrCat(owner_meta.Key(), "/", claim_name.view()), seed));
+  claim.meta.name =
+      gantry::StrCat(owner_meta.name, "-", claim_name.view(), "-",
+                     NameSuffix(gantry::StrCat(owner_meta.Key(), "/", claim_name.view()), seed));
   claim.meta.namespace_ = owner_meta.namespace_;
   claim.meta.uid = gantry::StrCat("sim-claim-", owner_meta.namespace_.view(), "/", claim.meta.name);
   claim.meta.labels = tmpl.spec.metadata.labels;
@@ -204,7 +207,8 @@ api::ResourceClaim ClaimFromTemplate(const api::ObjectMeta& owner_meta, std::str
 
 api::ResourceClaim InstantiateClaim(const api::Pod& pod, api::Symbol claim_name,
                                     const api::ResourceClaimTemplate& tmpl, uint64_t seed) {
-  return ClaimFromTemplate(pod.meta, "v1", "Pod", claim_name, api::kPodClaimNameAnnotation, tmpl, seed);
+  return ClaimFromTemplate(pod.meta, "v1", "Pod", claim_name, api::kPodClaimNameAnnotation, tmpl,
+                           seed);
 }
 
 api::ResourceClaim InstantiateGroupClaim(const api::PodGroup& group, api::Symbol claim_name,
@@ -274,7 +278,8 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
     std::shared_ptr<api::Pod> copy;
     const api::PodGroup* group = nullptr;
     if (!pod->pod_group_name.empty()) {
-      auto g = pod_groups.find(gantry::StrCat(pod->meta.namespace_.view(), "/", pod->pod_group_name.view()));
+      auto g = pod_groups.find(
+          gantry::StrCat(pod->meta.namespace_.view(), "/", pod->pod_group_name.view()));
       if (g != pod_groups.end()) group = g->second;
     }
     for (const api::PodResourceClaim& rc : pod->resource_claims) {
@@ -286,16 +291,18 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
       if (it == templates.end()) continue;  // stays gated until the template exists
       if (!copy) copy = std::make_shared<api::Pod>(*pod);
       const bool for_group =
-          group != nullptr && std::any_of(group->spec.resource_claims.begin(), group->spec.resource_claims.end(),
-                                          [&](const api::PodGroupResourceClaim& g) {
-                                            return g.name == rc.name &&
-                                                   g.resource_claim_template_name == rc.resource_claim_template_name;
-                                          });
+          group != nullptr &&
+          std::any_of(group->spec.resource_claims.begin(), group->spec.resource_claims.end(),
+                      [&](const api::PodGroupResourceClaim& g) {
+                        return g.name == rc.name &&
+                               g.resource_claim_template_name == rc.resource_claim_template_name;
+                      });
       if (for_group) {
-        auto [gc, created] =
-            group_claims.try_emplace(gantry::StrCat(group->meta.Key(), "/", rc.name.view()), std::string());
+        auto [gc, created] = group_claims.try_emplace(
+            gantry::StrCat(group->meta.Key(), "/", rc.name.view()), std::string());
         if (created) {
-          auto claim = std::make_shared<api::ResourceClaim>(InstantiateGroupClaim(*group, rc.name, *it->second, seed));
+          auto claim = std::make_shared<api::ResourceClaim>(
+              InstantiateGroupClaim(*group, rc.name, *it->second, seed));
           gc->second = claim->meta.name;
           sched.OnResourceClaim(nullptr, std::move(claim));
         }
@@ -428,7 +435,9 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
         if (res.binding_conditions.empty()) continue;
         auto d = drivers.find(gantry::StrCat(res.driver.view(), "/", res.pool.view()));
         const DriverBehaviour b = d == drivers.end() ? DriverBehaviour{} : d->second;
-        if (clock.NowMicros() < claim->status.allocation->allocation_timestamp_micros + b.delay_micros) continue;
+        if (clock.NowMicros() <
+            claim->status.allocation->allocation_timestamp_micros + b.delay_micros)
+          continue;
         const auto& devices = (updated ? updated : claim)->status.devices;
         if (std::any_of(devices.begin(), devices.end(), [&](const api::AllocatedDeviceStatus& s) {
               return s.driver == res.driver && s.pool == res.pool && s.device == res.device;
@@ -449,10 +458,15 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
           return c;
         };
         if (b.outcome == "failure" && !res.binding_failure_conditions.empty() &&
-            failed_once.insert(gantry::StrCat(res.driver.view(), "/", res.pool.view(), "/", res.device.view())).second) {
-          status.conditions.push_back(condition(res.binding_failure_conditions.front(), "SimulatedDriverFailure"));
+            failed_once
+                .insert(
+                    gantry::StrCat(res.driver.view(), "/", res.pool.view(), "/", res.device.view()))
+                .second) {
+          status.conditions.push_back(
+              condition(res.binding_failure_conditions.front(), "SimulatedDriverFailure"));
         } else {
-          for (api::Symbol t : res.binding_conditions) status.conditions.push_back(condition(t, "SimulatedDriver"));
+          for (api::Symbol t : res.binding_conditions)
+            status.conditions.push_back(condition(t, "SimulatedDriver"));
         }
         updated->status.devices.push_back(std::move(status));
       }

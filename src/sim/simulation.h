@@ -179,7 +179,8 @@ api::ResourceClaim InstantiateClaim(const api::Pod& pod, api::Symbol claim_name,
 
 // On a claim the ResourceClaim controller made from a PodGroup's template:
 // the PodGroup's spec.resourceClaims[].name (KEP-5729).
-inline constexpr std::string_view kPodGroupClaimNameAnnotation = "resource.kubernetes.io/podgroup-claim-name";
+inline constexpr std::string_view kPodGroupClaimNameAnnotation =
+    "resource.kubernetes.io/podgroup-claim-name";
 
 // The claim the ResourceClaim controller would create once for `group`'s
 // claim `claim_name` from `tmpl`, shared by the group's members.

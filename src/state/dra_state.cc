@@ -137,7 +137,7 @@ struct DraState::Impl {
   absl::flat_hash_map<std::string, std::shared_ptr<const api::ResourceClaimTemplate>> templates;
   struct InFlight {
     api::AllocationResult allocation;
-    std::string group_uid;  // PodGroup claims: the group the allocation is for
+    std::string group_uid;                     // PodGroup claims: the group the allocation is for
     absl::flat_hash_set<std::string> sharers;  // PodGroup claims: member pods holding it
   };
   absl::flat_hash_map<std::string, InFlight> in_flight;  // claim uid
@@ -343,7 +343,8 @@ void DraState::AddInFlight(const std::string& claim_uid, const api::AllocationRe
   impl_->in_flight.emplace(claim_uid, Impl::InFlight{allocation, {}, {}});
 }
 
-void DraState::AddInFlightForGroup(const std::string& claim_uid, const api::AllocationResult& allocation,
+void DraState::AddInFlightForGroup(const std::string& claim_uid,
+                                   const api::AllocationResult& allocation,
                                    const std::string& group_uid, const std::string& sharer) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = impl_->in_flight.find(claim_uid);
@@ -359,11 +360,12 @@ void DraState::AddInFlightForGroup(const std::string& claim_uid, const api::Allo
   impl_->in_flight.emplace(claim_uid, Impl::InFlight{allocation, group_uid, {sharer}});
 }
 
-std::optional<api::AllocationResult> DraState::InFlightForGroup(const std::string& claim_uid,
-                                                                const std::string& group_uid) const {
+std::optional<api::AllocationResult> DraState::InFlightForGroup(
+    const std::string& claim_uid, const std::string& group_uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = impl_->in_flight.find(claim_uid);
-  if (it == impl_->in_flight.end() || group_uid.empty() || it->second.group_uid != group_uid) return std::nullopt;
+  if (it == impl_->in_flight.end() || group_uid.empty() || it->second.group_uid != group_uid)
+    return std::nullopt;
   return it->second.allocation;
 }
 
@@ -400,7 +402,8 @@ void DraState::RemovePodGroupClaims(std::string_view ns, std::string_view name) 
   impl_->pod_group_claims.erase(NsKey(ns, name));
 }
 
-std::optional<PodGroupClaims> DraState::FindPodGroupClaims(std::string_view ns, std::string_view name) const {
+std::optional<PodGroupClaims> DraState::FindPodGroupClaims(std::string_view ns,
+                                                           std::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (impl_->pod_group_claims.empty()) return std::nullopt;
   auto it = impl_->pod_group_claims.find(NsKey(ns, name));

@@ -266,7 +266,8 @@ class DraState {
   // without claims is removed).
   void SetPodGroupClaims(PodGroupClaims group);
   void RemovePodGroupClaims(std::string_view ns, std::string_view name);
-  std::optional<PodGroupClaims> FindPodGroupClaims(std::string_view ns, std::string_view name) const;
+  std::optional<PodGroupClaims> FindPodGroupClaims(std::string_view ns,
+                                                   std::string_view name) const;
   // The current immutable view (rebuilt lazily when anything changed).
   std::shared_ptr<const DraSnapshot> Snapshot();
   DraStats Stats() const;

@@ -113,10 +113,13 @@ spec:
 ---
 )";
   auto slice = [](const std::string& annotations) {
-    return "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: n0-gpus\n  annotations: {" +
+    return "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: n0-gpus\n  "
+           "annotations: {" +
            annotations +
-           "}\nspec:\n  driver: gpu.example.com\n  pool: {name: n0, generation: 1, resourceSliceCount: 1}\n"
-           "  nodeName: n0\n  devices:\n  - {name: gpu-0, bindsToNode: true, bindingConditions: [Attached], "
+           "}\nspec:\n  driver: gpu.example.com\n  pool: {name: n0, generation: 1, "
+           "resourceSliceCount: 1}\n"
+           "  nodeName: n0\n  devices:\n  - {name: gpu-0, bindsToNode: true, bindingConditions: "
+           "[Attached], "
            "bindingFailureConditions: [AttachFailed]}\n";
   };
   struct Case {

@@ -587,12 +587,15 @@ spec:
 
 // A fabric device reachable from the nodes of `rack` (network-attached), or
 // from node `node` only.
-std::string FabricSlice(const std::string& name, const std::string& rack, const std::string& node = "") {
+std::string FabricSlice(const std::string& name, const std::string& rack,
+                        const std::string& node = "") {
   std::ostringstream o;
   o << "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " << name
-    << "}\nspec:\n  driver: fabric.example.com\n  pool: {name: " << name << ", generation: 1, resourceSliceCount: 1}\n";
+    << "}\nspec:\n  driver: fabric.example.com\n  pool: {name: " << name
+    << ", generation: 1, resourceSliceCount: 1}\n";
   if (node.empty()) {
-    o << "  nodeSelector:\n    nodeSelectorTerms: [{matchExpressions: [{key: example.com/rack, operator: In, values: ["
+    o << "  nodeSelector:\n    nodeSelectorTerms: [{matchExpressions: [{key: example.com/rack, "
+         "operator: In, values: ["
       << rack << "]}]}]\n";
   } else {
     o << "  nodeName: " << node << "\n";
@@ -609,9 +612,13 @@ std::string GangWithFabric(const std::string& name, int members, int gpus) {
     << "}\n  resourceClaims: [{name: fabric, resourceClaimTemplateName: fabric}]\n---\n";
   for (int i = 0; i < members; ++i) {
     o << "apiVersion: v1\nkind: Pod\nmetadata: {name: " << name << "-" << i
-      << ", namespace: ml}\nspec:\n  schedulerName: gantry-scheduler\n  schedulingGroup: {podGroupName: " << name
-      << "}\n  resourceClaims: [{name: fabric, resourceClaimTemplateName: fabric}]\n  containers:\n  - name: c\n"
-      << "    resources:\n      requests: {cpu: \"1\", memory: 1Gi, nvidia.com/gpu: \"" << gpus << "\"}\n"
+      << ", namespace: ml}\nspec:\n  schedulerName: gantry-scheduler\n  schedulingGroup: "
+         "{podGroupName: "
+      << name
+      << "}\n  resourceClaims: [{name: fabric, resourceClaimTemplateName: fabric}]\n  "
+         "containers:\n  - name: c\n"
+      << "    resources:\n      requests: {cpu: \"1\", memory: 1Gi, nvidia.com/gpu: \"" << gpus
+      << "\"}\n"
       << "      claims: [{name: fabric}]\n---\n";
   }
   return o.str();
@@ -621,9 +628,11 @@ TEST(GangClaimTest, OneSharedAllocationReservedForTheGroupKeepsMembersWhereItIsR
   // Racks r0 and r1 of 2 x 8 GPUs, one fabric link per rack. Each gang of
   // 4 x 4 GPUs shares one link: all its members must land in that link's
   // rack, and the claim is created, allocated and reserved once per group.
-  std::string y = std::string(kFabric) + FabricSlice("fabric-r0", "r0") + FabricSlice("fabric-r1", "r1");
+  std::string y =
+      std::string(kFabric) + FabricSlice("fabric-r0", "r0") + FabricSlice("fabric-r1", "r1");
   for (int r = 0; r < 2; ++r) {
-    for (int n = 0; n < 2; ++n) y += Node("n" + std::to_string(r) + std::to_string(n), "r" + std::to_string(r), 8);
+    for (int n = 0; n < 2; ++n)
+      y += Node("n" + std::to_string(r) + std::to_string(n), "r" + std::to_string(r), 8);
   }
   y += GangWithFabric("a", 4, 4) + GangWithFabric("b", 4, 4);
   Engine engine;
@@ -672,14 +681,15 @@ TEST(GangClaimTest, GroupThatCannotFitWhereItsClaimIsReachableKeepsNothing) {
   EXPECT_FALSE(r.podgroups["ml/g"].scheduled);
   EXPECT_EQ(PlacedWithPrefix(r, "ml/g-"), 0);
   EXPECT_TRUE(r.allocations.empty()) << "the claim is never written";
-  EXPECT_EQ(engine.sched().dra().Stats().in_flight, 0) << "the trial released the shared allocation";
+  EXPECT_EQ(engine.sched().dra().Stats().in_flight, 0)
+      << "the trial released the shared allocation";
   EXPECT_NE(r.podgroups["ml/g"].message.find("2 of minCount 3 members fit"), std::string::npos)
       << r.podgroups["ml/g"].message;
 }
 
 TEST(GangReportTest, SimulateReportListsPodGroups) {
-  std::string y = Node("n0", "r0", 8) + Node("n1", "r1", 8) + Group("g", 2, true) + Pod("g-0", "g", 4) +
-                  Pod("g-1", "g", 4) + Group("big", 3, false);
+  std::string y = Node("n0", "r0", 8) + Node("n1", "r1", 8) + Group("g", 2, true) +
+                  Pod("g-0", "g", 4) + Pod("g-1", "g", 4) + Group("big", 3, false);
   for (int i = 0; i < 3; ++i) y += Pod("big-" + std::to_string(i), "big", 8);
   nlohmann::json j = sim::ResultJson(Simulate(y).result);
   ASSERT_TRUE(j.contains("podgroups")) << j.dump();
