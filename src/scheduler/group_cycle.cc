@@ -20,7 +20,9 @@
 // message that says how many fit where (FailGroupCycle).
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
@@ -192,6 +194,26 @@ struct TopologyDomainCache {
 };
 
 namespace {
+
+// Members of the group `key` ("ns/name"), compared by interned symbols (the
+// queue is scanned with it once per group cycle); the same test as
+// state::InGroup.
+std::function<bool(const framework::PodInfo&)> MemberOf(const std::string& key) {
+  const size_t slash = key.find('/');
+  std::optional<api::Symbol> ns = api::Symbol::Find(std::string_view(key).substr(0, slash));
+  std::optional<api::Symbol> name = api::Symbol::Find(std::string_view(key).substr(slash + 1));
+  if (slash == std::string::npos || !ns || !name) {
+    return [key](const framework::PodInfo& p) { return state::InGroup(p.p(), key); };
+  }
+  return [ns = *ns, name = *name](const framework::PodInfo& p) {
+    const api::Pod& pod = p.p();
+    if (pod.meta.namespace_ != ns) return false;
+    if (!pod.pod_group_name.empty()) return pod.pod_group_name == name;
+    static const api::Symbol kLabel = api::Symbol::Intern(api::kCoschedulingPodGroupLabel);
+    std::optional<api::Symbol> v = api::FindLabel(pod.meta.labels, kLabel);
+    return v && *v == name;
+  };
+}
 
 std::string GroupNoun(const state::GroupInfo& g) {
   return gantry::StrCat(g.composite ? "composite pod group " : "pod group ", g.key);
@@ -492,8 +514,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
   };
 
   if (!group) {
-    for (framework::QueuedPodInfo& m :
-         queue_->PopMatching([&](const framework::PodInfo& p) { return state::InGroup(p.p(), key); })) {
+    for (framework::QueuedPodInfo& m : queue_->PopMatching(MemberOf(key))) {
       members.push_back(std::move(m));
     }
     fail({}, GroupFailure{key, "Unschedulable",
@@ -553,8 +574,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     if (!tree[i].info.composite) leaf_of[tree[i].info.key] = i;
   }
   if (tree.size() <= 1) {
-    for (framework::QueuedPodInfo& m :
-         queue_->PopMatching([&](const framework::PodInfo& p) { return state::InGroup(p.p(), key); })) {
+    for (framework::QueuedPodInfo& m : queue_->PopMatching(MemberOf(key))) {
       members.push_back(std::move(m));
     }
   } else {
