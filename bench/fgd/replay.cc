@@ -152,7 +152,7 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
   if (!bundle.ok()) return bundle.status();
   scheduler::Scheduler& sched = *bundle->scheduler;
   OutcomeRecorder recorder;
-  sched.SetObserver(&recorder);
+  sched.AddObserver(&recorder);
 
   for (const api::Namespace& ns : cluster.namespaces)
     sched.OnNamespace(api::Symbol::Intern(ns.meta.name), ns.meta.labels);
@@ -246,7 +246,7 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
       }
     }
   }
-  sched.SetObserver(nullptr);
+  sched.RemoveObserver(&recorder);
   result.curve = DiscreteCurve(result.points, result.plan.capacity_milli);
   return result;
 }

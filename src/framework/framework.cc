@@ -384,9 +384,11 @@ Status Framework::RunPreScorePluginsUntimed(CycleState& state, const PodInfo& po
 }
 
 Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo& pod,
-                                  const std::vector<const NodeInfo*>& nodes,
-                                  std::vector<int64_t>* totals) {
+                                         const std::vector<const NodeInfo*>& nodes,
+                                         std::vector<int64_t>* totals,
+                                         std::vector<PluginScores>* by_plugin) {
   totals->assign(nodes.size(), 0);
+  if (by_plugin != nullptr) by_plugin->clear();
   std::vector<WeightedScorePlugin> active;
   for (const WeightedScorePlugin& w : score_) {
     if (!state.SkipScore(w.plugin->Name())) active.push_back(w);
@@ -434,6 +436,12 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
             .WithPlugin(p->Name());
       }
       (*totals)[i] += s * active[k].weight;
+    }
+    if (by_plugin != nullptr) {
+      PluginScores& ps =
+          by_plugin->emplace_back(PluginScores{std::string(p->Name()), active[k].weight, {}});
+      ps.scores.reserve(n);
+      for (size_t i = 0; i < n; ++i) ps.scores.push_back(scores[k][i].score * active[k].weight);
     }
   }
   return Status();
@@ -530,8 +538,12 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
 }
 
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
-                                  const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals) {
-  return Timed("Score", [&] { return RunScorePluginsUntimed(state, pod, nodes, totals); }, StatusCode);
+                                  const std::vector<const NodeInfo*>& nodes,
+                                  std::vector<int64_t>* totals,
+                                  std::vector<PluginScores>* by_plugin) {
+  return Timed(
+      "Score", [&] { return RunScorePluginsUntimed(state, pod, nodes, totals, by_plugin); },
+      StatusCode);
 }
 
 Status Framework::RunReservePlugins(CycleState& state, const PodInfo& pod, std::string_view node) {

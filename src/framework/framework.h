@@ -75,6 +75,13 @@ struct ProfileSpec {
   static ProfileSpec MultiPoint(std::string scheduler_name, std::vector<PluginSpec> plugins);
 };
 
+// One Score plugin's weighted, normalised scores for a cycle's nodes.
+struct PluginScores {
+  std::string plugin;
+  int64_t weight = 1;
+  std::vector<int64_t> scores;  // same order as the scored nodes
+};
+
 struct WeightedScorePlugin {
   ScorePlugin* plugin;
   int64_t weight;
@@ -120,9 +127,11 @@ class Framework final : public FrameworkHandle {
                                         const NodeToStatus& filtered);
   Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                             const std::vector<const NodeInfo*>& nodes);
-  // Weighted, normalised totals per node (same order as `nodes`).
+  // Weighted, normalised totals per node (same order as `nodes`). With
+  // `by_plugin`, also each active plugin's weighted, normalised scores (explain).
   Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
-                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals);
+                         const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals,
+                         std::vector<PluginScores>* by_plugin = nullptr);
   Status RunReservePlugins(CycleState& state, const PodInfo& pod, std::string_view node);
   void RunUnreservePlugins(CycleState& state, const PodInfo& pod, std::string_view node);
   Status RunPermitPlugins(CycleState& state, const PodInfo& pod, std::string_view node);
@@ -214,7 +223,8 @@ class Framework final : public FrameworkHandle {
   PostFilterResult RunPostFilterPluginsUntimed(CycleState& state, const PodInfo& pod, const NodeToStatus& filtered);
   Status RunPreScorePluginsUntimed(CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& nodes);
   Status RunScorePluginsUntimed(const CycleState& state, const PodInfo& pod,
-                                const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals);
+                                const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals,
+                                std::vector<PluginScores>* by_plugin);
   Status RunReservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
   void RunUnreservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
   Status RunPermitPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);

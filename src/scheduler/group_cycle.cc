@@ -332,6 +332,8 @@ class Placer {
 
   const std::vector<size_t>& applied() const { return applied_; }
   std::vector<MemberTrial>& slots() { return slots_; }
+  // The root group's domain trials (not replays), in the order tried.
+  const std::vector<DomainTrial>& root_trials() const { return root_trials_; }
 
  private:
   // The current trial of group `n` (outcome `o`) and its subtree.
@@ -463,6 +465,8 @@ class Placer {
       }
     }
     if (!o.satisfied) RollbackTo(mark);
+    if (n == 0 && replay_ == nullptr)
+      root_trials_.push_back(DomainTrial{domain, o.placed, o.satisfied, o.failure});
     return o;
   }
 
@@ -476,6 +480,7 @@ class Placer {
   std::vector<size_t> applied_;  // members on the overlay, in placement order
   std::vector<Outcome> last_ = std::vector<Outcome>(tree_.size());  // last recorded outcome per group
   const Replay* replay_ = nullptr;  // set while a winning trial is replayed
+  std::vector<DomainTrial> root_trials_;
 };
 
 }  // namespace
@@ -500,8 +505,11 @@ void Scheduler::FailGroupCycle(framework::Framework* fw, std::vector<framework::
   for (const state::GroupInfo& g : groups) {
     if (!group_status_.IsScheduled(g.key)) group_status_.Failed(g, failure.reason, failure.message);
   }
-  NotifyGroup(
-      GroupOutcome{failure.key, false, failure.placed, failure.min_count, failure.domain, failure.message, duration});
+  GroupOutcome outcome{failure.key,    false,           failure.placed, failure.min_count,
+                       failure.domain, failure.message, duration};
+  outcome.domains = failure.domains;
+  outcome.members = failure.members;
+  NotifyGroup(outcome);
 }
 
 void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string& key,
@@ -690,8 +698,19 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
       }
       if (!note.empty()) outcome.failure = gantry::StrCat(outcome.failure, " ", note);
     }
-    fail(infos, GroupFailure{root_key, "Unschedulable", outcome.failure, outcome.domain,
-                             tree[0].info.composite ? outcome.placed : tree[0].placed, root->min_count});
+    GroupFailure failure{root_key,
+                         "Unschedulable",
+                         outcome.failure,
+                         outcome.domain,
+                         tree[0].info.composite ? outcome.placed : tree[0].placed,
+                         root->min_count};
+    failure.domains = placer.root_trials();
+    for (size_t m = 0; m < members.size(); ++m) {
+      const api::Pod& p = members[m].pod_info->p();
+      failure.members.push_back(MemberFailure{
+          gantry::StrCat(p.meta.namespace_.view(), "/", p.meta.name), placer.slots()[m].failure});
+    }
+    fail(infos, failure);
     return;
   }
 
@@ -762,7 +781,9 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
                            gantry::StrCat(GroupNoun(t.info), " did not fit while ", GroupNoun(*root),
                                           " was scheduled; it is retried on its own quorum"));
     }
-    NotifyGroup(GroupOutcome{t.info.key, t.satisfied, t.placed, t.info.min_count, t.domain, "", duration});
+    GroupOutcome go{t.info.key, t.satisfied, t.placed, t.info.min_count, t.domain, "", duration};
+    if (&t == &tree.front()) go.domains = placer.root_trials();
+    NotifyGroup(go);
   }
 }
 

@@ -176,6 +176,10 @@ void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
   queue_->Delete(pod->meta.uid);
   queue_->DeleteNominatedPodIfExists(pod->meta.uid);
   if (was_in_cache || pod->IsBound()) queue_->AssignedPodDeleted(state_.MakePodInfo(pod));
+  if (Serves(pod->scheduler_name.view())) {
+    std::lock_guard<std::mutex> lock(observer_mu_);
+    for (AttemptObserver* o : observers_) o->OnPodDeleted(*pod);
+  }
 }
 
 void Scheduler::OnNodeAdd(std::shared_ptr<const api::Node> node) {
@@ -246,12 +250,12 @@ void Scheduler::OnCompositePodGroupDelete(std::string_view key) {
 
 void Scheduler::Notify(const AttemptOutcome& outcome) {
   std::lock_guard<std::mutex> lock(observer_mu_);
-  if (observer_ != nullptr) observer_->OnAttempt(outcome);
+  for (AttemptObserver* o : observers_) o->OnAttempt(outcome);
 }
 
 void Scheduler::NotifyGroup(const GroupOutcome& outcome) {
   std::lock_guard<std::mutex> lock(observer_mu_);
-  if (observer_ != nullptr) observer_->OnGroup(outcome);
+  for (AttemptObserver* o : observers_) o->OnGroup(outcome);
 }
 
 bool Scheduler::ScheduleOne(bool blocking) {
@@ -422,6 +426,7 @@ void Scheduler::HandleFailure(framework::Framework* fw, framework::QueuedPodInfo
 
   AttemptOutcome outcome{qpi.pod_info, std::string(fw->SchedulerName()), rejected ? "unschedulable" : "error",
                          "", message, duration_micros, nominated_node};
+  outcome.fit_error = fit_error;
   const std::string uid = pod.uid();
   (void)queue_->AddUnschedulableIfNotPresent(std::move(qpi), cycle);
   queue_->Done(uid);

@@ -55,6 +55,25 @@ struct AttemptOutcome {
   // since its first attempt (scheduler_pod_scheduling_sli_duration_seconds).
   int32_t attempts = 0;
   int64_t since_first_attempt_micros = 0;
+  // Rejected attempts that ran the filters: their diagnosis (per-node
+  // statuses, PreFilter message). Valid only during OnAttempt; copy what you keep.
+  const framework::FitError* fit_error = nullptr;
+};
+
+// One topology domain tried by a group cycle for its root group ("" when
+// the group has no topology constraint): how many members fit there.
+struct DomainTrial {
+  std::string domain;  // "key=value"
+  int32_t placed = 0;  // members (or child groups of a composite) that fit
+  bool satisfied = false;
+  std::string failure;  // why the quorum was not reached there
+};
+
+// A member of a failed group cycle and why it did not fit (in the last
+// domain tried; "" when it did fit there).
+struct MemberFailure {
+  std::string pod;  // "namespace/name"
+  std::string failure;
 };
 
 // What happened to one group cycle.
@@ -66,6 +85,9 @@ struct GroupOutcome {
   std::string domain;     // "key=value" of the chosen topology domain, "" if none
   std::string message;    // failure summary
   int64_t duration_micros = 0;  // the group cycle's placement search (gantry_gang_placement_duration_seconds)
+  // The root group's placement search, in the order tried (for explain).
+  std::vector<DomainTrial> domains{};
+  std::vector<MemberFailure> members{};  // failed cycles only
 };
 
 class AttemptObserver {
@@ -75,6 +97,8 @@ class AttemptObserver {
   virtual void OnAttempt(const AttemptOutcome& outcome) = 0;
   // Called after each group cycle.
   virtual void OnGroup(const GroupOutcome& outcome) { (void)outcome; }
+  // Called when a pod this scheduler serves is deleted (or finished).
+  virtual void OnPodDeleted(const api::Pod& pod) { (void)pod; }
 };
 
 class Scheduler {
@@ -132,10 +156,15 @@ class Scheduler {
   bool Serves(std::string_view scheduler_name) const;
   queue::SchedulingQueue& queue() { return *queue_; }
   state::ClusterState& cluster_state() { return state_; }
-  // Thread-safe; the observer is called under a lock, one outcome at a time.
-  void SetObserver(AttemptObserver* observer) {
+  // Thread-safe; observers are called under one lock, one outcome at a
+  // time, in the order added. Remove an observer before destroying it.
+  void AddObserver(AttemptObserver* observer) {
     std::lock_guard<std::mutex> lock(observer_mu_);
-    observer_ = observer;
+    observers_.push_back(observer);
+  }
+  void RemoveObserver(AttemptObserver* observer) {
+    std::lock_guard<std::mutex> lock(observer_mu_);
+    std::erase(observers_, observer);
   }
   framework::Framework* Profile(std::string_view scheduler_name) const;
   const std::vector<std::unique_ptr<framework::Framework>>& profiles() const { return profiles_; }
@@ -168,6 +197,8 @@ class Scheduler {
     std::string domain;                   // best topology domain tried, "" if none
     int32_t placed = 0;
     int32_t min_count = 0;
+    std::vector<DomainTrial> domains{};   // the root's domain trials, if any were run
+    std::vector<MemberFailure> members{}; // per-member failures, if placement ran
   };
   // The failure path of a group cycle, and the hook for workload-aware
   // preemption: every member in `members` fails through HandleFailure
@@ -213,7 +244,7 @@ class Scheduler {
   std::unique_ptr<queue::SchedulingQueue> queue_;
   state::Snapshot snapshot_;
   std::unique_ptr<framework::PodScheduler> algorithm_;
-  AttemptObserver* observer_ = nullptr;  // guarded by observer_mu_
+  std::vector<AttemptObserver*> observers_;  // guarded by observer_mu_
   // Group key -> scheduler names of members served by another scheduler
   // (those pods are never touched; the group is rejected as mixed).
   std::mutex foreign_mu_;

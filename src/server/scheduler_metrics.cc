@@ -61,12 +61,12 @@ void QueueMetricsCollector::Collect() {
 
 AttachedSchedulerMetrics::AttachedSchedulerMetrics(scheduler::Scheduler& scheduler, SchedulerMetrics& metrics)
     : scheduler_(scheduler), observer_(metrics), points_(metrics), collector_(metrics, scheduler.queue()) {
-  scheduler_.SetObserver(&observer_);
+  scheduler_.AddObserver(&observer_);
   for (const auto& fw : scheduler_.profiles()) fw->SetExtensionPointObserver(&points_);
 }
 
 AttachedSchedulerMetrics::~AttachedSchedulerMetrics() {
-  scheduler_.SetObserver(nullptr);
+  scheduler_.RemoveObserver(&observer_);
   for (const auto& fw : scheduler_.profiles()) fw->SetExtensionPointObserver(nullptr);
 }
 

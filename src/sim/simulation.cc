@@ -224,7 +224,7 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
                                const ProgressFn& progress) {
   SimulationResult result;
   AttemptRecorder recorder(&result);
-  sched.SetObserver(&recorder);
+  sched.AddObserver(&recorder);
   const int64_t virtual_start = clock.NowMicros();
 
   for (const api::Namespace& ns : objects.namespaces) {
@@ -563,7 +563,7 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
   result.group_conditions = writer.GroupConditions();
   result.scheduled = static_cast<int64_t>(result.placements.size());
   result.unschedulable = static_cast<int64_t>(result.failures.size());
-  sched.SetObserver(nullptr);
+  sched.RemoveObserver(&recorder);
   return result;
 }
 
