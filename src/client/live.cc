@@ -104,6 +104,36 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
       server::AttachSchedulerMetrics(sched, server::GlobalMetrics());
 
   EventSource source(**client, *discovery, sched);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool leading = false;
+  bool lost = false;
+
+  // Add-ons (the admin service): a client of their own so listings never
+  // queue behind bindings; destroyed (at scope exit) before the scheduler.
+  std::unique_ptr<HttpClient> attach_client;
+  std::shared_ptr<void> attachment;
+  if (opts.attach) {
+    ClientOptions aco = co;
+    aco.user_agent = "gantry-scheduler-admin";
+    absl::StatusOr<std::unique_ptr<HttpClient>> c = HttpClient::Create(*rest, aco);
+    if (!c.ok()) return c.status();
+    attach_client = std::move(*c);
+    LiveContext ctx{sched,
+                    *attach_client,
+                    cfg,
+                    registry,
+                    clock,
+                    [&source] { return source.HasSynced(); },
+                    [&mu, &leading] {
+                      std::lock_guard<std::mutex> lock(mu);
+                      return leading;
+                    }};
+    absl::StatusOr<std::shared_ptr<void>> a = opts.attach(ctx);
+    if (!a.ok()) return a.status();
+    attachment = std::move(*a);
+  }
   {
     std::string names;
     for (const std::string& n : source.ResourceNames()) names += (names.empty() ? "" : ", ") + n;
@@ -117,11 +147,6 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
       global_metrics.decode_errors.With({kind}).Mirror(static_cast<double>(n));
     }
   });
-
-  std::mutex mu;
-  std::condition_variable cv;
-  bool leading = false;
-  bool lost = false;
 
   // Housekeeping: readiness, backoff flushes, assumed-pod expiry, stop.
   std::thread housekeeping([&] {
@@ -233,6 +258,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   housekeeping.join();
   global_metrics.registry.RemoveCollectHook(decode_hook);
   source.Stop();
+  attachment.reset();
   writer.Flush(5'000);
   (void)discovery_stop;
   if (lost) return absl::AbortedError("leader election lost");

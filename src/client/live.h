@@ -5,13 +5,31 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gantry/clock.h"
 #include "gantry/registry.h"
 #include "src/config/config.h"
+#include "src/scheduler/scheduler.h"
 
 namespace gantry::client {
+
+class HttpClient;
+
+// What an add-on (the admin service) may use of a live run. Everything here
+// outlives the add-on; `synced` and `leading` are thread-safe.
+struct LiveContext {
+  scheduler::Scheduler& scheduler;
+  HttpClient& client;  // a client of its own (same limits), for listing the cluster
+  const config::Configuration& config;
+  const framework::Registry& registry;
+  const Clock& clock;             // the scheduler's wall clock
+  std::function<bool()> synced;   // every informer finished its initial list
+  std::function<bool()> leading;  // this replica runs the scheduling loop
+};
 
 struct LiveOptions {
   std::string kubeconfig_override;  // --kubeconfig (wins over clientConnection.kubeconfig)
@@ -20,6 +38,9 @@ struct LiveOptions {
   std::function<void(bool)> on_leader;  // true when scheduling starts, false when it stops
   const std::atomic<bool>* stop = nullptr;  // graceful stop when it becomes true
   int binding_workers = 16;
+  // Called once the scheduler is built, before the reflectors start. What it
+  // returns is destroyed before the scheduler (an error stops the run).
+  std::function<absl::StatusOr<std::shared_ptr<void>>(const LiveContext&)> attach;
 };
 
 // Blocks until *opts.stop becomes true (returns OK after a graceful

@@ -17,6 +17,8 @@ void RegisterSelector(CLI::App& app, RunFn* run);
 // Admin commands (snapshot_cmd.cc and friends).
 void RegisterSnapshot(CLI::App& app, RunFn* run);
 void RegisterRecord(CLI::App& app, RunFn* run);
+void RegisterExplain(CLI::App& app, RunFn* run);
+void RegisterWhatIf(CLI::App& app, RunFn* run);
 
 // The top-level kube-scheduler-compatible flags (run_cmd.cc). Sets `*run`
 // at once: main calls it when no subcommand was chosen.

@@ -197,6 +197,28 @@ void AddRunFlags(CLI::App& app, RunFlags* f) {
                  "PEM private key matching --tls-cert-file.")
       ->group(kServing);
 
+  constexpr char kAdmin[] = "Admin API (gRPC: explain, what-if, snapshots)";
+  app.add_option("--admin-address", f->admin_address,
+                 "host:port of the gRPC admin service (default 127.0.0.1:10260, loopback only). "
+                 "Empty disables it. "
+                 "A non-loopback address needs --admin-tls-cert-file/--admin-tls-private-key-file "
+                 "or --admin-insecure.")
+      ->group(kAdmin);
+  app.add_option("--admin-tls-cert-file", f->admin_tls_cert_file,
+                 "PEM certificate for the admin service (TLS).")
+      ->group(kAdmin);
+  app.add_option("--admin-tls-private-key-file", f->admin_tls_private_key_file,
+                 "PEM private key matching --admin-tls-cert-file.")
+      ->group(kAdmin);
+  app.add_option("--admin-tls-client-ca-file", f->admin_tls_client_ca_file,
+                 "Require admin clients to present a certificate signed by this CA (mutual TLS).")
+      ->group(kAdmin);
+  app.add_flag("--admin-insecure", f->admin_insecure,
+               "Allow plaintext admin service on a non-loopback --admin-address (anyone who can "
+               "reach it can "
+               "read the cluster state).")
+      ->group(kAdmin);
+
   app.add_option("-v,--v", f->verbosity, "Log verbosity (klog levels: 2 useful steady state, 4 debug, 5+ trace).")
       ->group(kLog);
   app.add_option("--logging-format", f->logging_format, "Log format: text or json.")->group(kLog);

@@ -39,6 +39,12 @@ struct RunFlags {
   std::string leader_elect_resource_namespace = "kube-system";
 
   server::ServingOptions serving;
+  // The gRPC admin service (src/server/admin_server.h); empty address disables it.
+  std::string admin_address = "127.0.0.1:10260";
+  std::string admin_tls_cert_file;
+  std::string admin_tls_private_key_file;
+  std::string admin_tls_client_ca_file;
+  bool admin_insecure = false;
   int verbosity = 0;
   std::string logging_format = "text";
   std::string feature_gates;

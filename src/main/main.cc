@@ -4,6 +4,8 @@
 //   gantry selector eval ...       test DRA device selectors
 //   gantry snapshot convert ...    convert snapshots (.pb, YAML, JSON)
 //   gantry record -o FILE          record a live cluster into a snapshot
+//   gantry explain POD             why a pod (or podgroup/NAME) is pending
+//   gantry whatif -f FILE          would these objects fit now, and where
 #include "CLI/CLI.hpp"
 #include "src/main/commands.h"
 
@@ -19,6 +21,8 @@ int main(int argc, char** argv) {
   gantry::cmd::RegisterSelector(app, &run);
   gantry::cmd::RegisterSnapshot(app, &run);
   gantry::cmd::RegisterRecord(app, &run);
+  gantry::cmd::RegisterExplain(app, &run);
+  gantry::cmd::RegisterWhatIf(app, &run);
   if (int code = gantry::cmd::ParseCommandLine(app, argc, argv); code >= 0) return code;
   return run ? run() : live();
 }

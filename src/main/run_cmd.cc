@@ -18,6 +18,7 @@
 #include "src/config/config.h"
 #include "src/main/commands.h"
 #include "src/main/flags.h"
+#include "src/server/admin_server.h"
 #include "src/server/health_server.h"
 #include "src/server/log.h"
 #include "src/server/metrics.h"
@@ -146,6 +147,37 @@ int RunLive(const RunFlags& flags) {
   live.on_leader = [&metrics, lease_name, le_on](bool leading) {
     if (le_on) metrics.SetLeader(lease_name, leading);
   };
+  if (flags.admin_address.empty()) {
+    GANTRY_LOG_INFO("--admin-address empty: not serving the admin API");
+  } else {
+    server::AdminServerOptions admin;
+    admin.address = flags.admin_address;
+    admin.tls_cert_file = flags.admin_tls_cert_file;
+    admin.tls_private_key_file = flags.admin_tls_private_key_file;
+    admin.tls_client_ca_file = flags.admin_tls_client_ca_file;
+    admin.allow_insecure = flags.admin_insecure;
+    if (absl::Status st = server::ValidateAdminServerOptions(admin); !st.ok()) {
+      GANTRY_LOG_ERROR("{}", Msg(st));
+      return 2;
+    }
+    const bool explicit_address = flags.IsSet("admin-address");
+    server::CounterFamily* admin_requests = &server::AdminRequestsCounter(metrics.registry);
+    live.attach = [admin, explicit_address, admin_requests](
+                      const client::LiveContext& ctx) -> absl::StatusOr<std::shared_ptr<void>> {
+      absl::StatusOr<std::unique_ptr<server::LiveAdmin>> a =
+          server::LiveAdmin::Start(ctx, admin, admin_requests);
+      if (!a.ok() && !explicit_address && absl::IsUnavailable(a.status())) {
+        // The default port is taken (another scheduler on this host): schedule anyway.
+        GANTRY_LOG_WARNING("{}; the admin API is off (set --admin-address to choose another port)",
+                           Msg(a.status()));
+        return std::shared_ptr<void>();
+      }
+      if (!a.ok()) return a.status();
+      GANTRY_LOG_INFO("serving the admin API (gRPC) on {} ({}), port {}", admin.address,
+                      admin.tls_cert_file.empty() ? "plaintext" : "TLS", (*a)->port());
+      return std::shared_ptr<void>(std::move(*a));
+    };
+  }
   absl::Status st = client::RunLiveScheduler(*cfg, registry, live);
   checks.SetShuttingDown();
   if (le_on) metrics.SetLeader(lease_name, false);

@@ -6,6 +6,11 @@
                                    kind; `gantry simulate` on both gives the same placements;
                                    then live Gantry schedules the same state and its bindings
                                    must equal the offline placements
+    admin_test.py explain GANTRY   live Gantry with its gRPC admin service: `gantry explain --server`
+                                   says why pods are pending (DRA: too few devices; taint; a gang
+                                   that does not fit in any rack), `gantry whatif --server` places a
+                                   gang that fits and one that does not, and nothing in the cluster
+                                   changes; bad requests get NOT_FOUND / INVALID_ARGUMENT
 
 GANTRY is the gantry binary.
 """
@@ -13,6 +18,7 @@ GANTRY is the gantry binary.
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -154,13 +160,170 @@ def test_record(cp, gantry):
     log(f"live bindings equal the offline replay for {len(placements)} pods")
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_pending(c):
+    """Three pods pending for three reasons, and room for what-if."""
+    c.create_namespace(NS)
+    c.create_node("cpu-a", cpu="4", memory="16Gi", labels={"example.com/rack": "r1"})
+    c.create_node("cpu-b", cpu="4", memory="16Gi", labels={"example.com/rack": "r2"})
+    c.post("/api/v1/nodes", {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "gpu-node", "labels": {"kubernetes.io/hostname": "gpu-node", "example.com/rack": "r3"}},
+        "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]},
+        "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                   "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True"}]}})
+    c.post("/apis/resource.k8s.io/v1/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+        "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}})
+    c.post("/apis/resource.k8s.io/v1/resourceslices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "gpu-node-gpus"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "gpu-node",
+                 "pool": {"name": "gpu-node", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "H100"}}}]}})
+    # DRA: two GPUs wanted, the cluster has one (and the pod tolerates the taint).
+    c.post(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "two-gpus"},
+        "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+            "deviceClassName": "gpu.example.com", "count": 2}}]}}})
+    tolerate = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    c.create_pod(NS, "dra-pod", scheduler_name=SCHED, cpu="100m", memory="64Mi",
+                 extra_spec={"tolerations": tolerate, "resourceClaims": [{"name": "gpus", "resourceClaimName": "two-gpus"}]})
+    # Taint: only the tainted node has room for 6 CPUs.
+    c.create_pod(NS, "taint-pod", scheduler_name=SCHED, cpu="6", memory="1Gi")
+    # Gang: three members of 3 CPUs that must share one rack (each rack holds one).
+    c.post(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups", {
+        "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "gang"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 3}},
+                 "schedulingConstraints": {"topology": [{"key": "example.com/rack"}]}}})
+    for i in range(3):
+        c.create_pod(NS, f"gang-{i}", scheduler_name=SCHED, cpu="3", memory="1Gi",
+                     extra_spec={"schedulingGroup": {"podGroupName": "gang"}})
+
+
+def whatif_gang(name, members, cpu):
+    docs = [{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": name, "namespace": NS},
+             "spec": {"schedulingPolicy": {"gang": {"minCount": members}}}}]
+    for i in range(members):
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{name}-{i}", "namespace": NS},
+                     "spec": {"schedulerName": SCHED, "schedulingGroup": {"podGroupName": name},
+                              "containers": [{"name": "c", "image": "x",
+                                              "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}})
+    return "\n---\n".join(json.dumps(d) for d in docs) + "\n"
+
+
+def cluster_state(c):
+    """What what-if must not change: the pods and where they run, claim allocations, PodGroups."""
+    pods = {p["metadata"]["name"]: p["spec"].get("nodeName")
+            for p in c.get(f"/api/v1/namespaces/{NS}/pods")["items"]}
+    claims = {o["metadata"]["name"]: (json.dumps(o.get("status", {}).get("allocation"), sort_keys=True),
+                                      len(o.get("status", {}).get("reservedFor", [])))
+              for o in c.get(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims")["items"]}
+    groups = sorted(o["metadata"]["name"]
+                    for o in c.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups")["items"])
+    return {"pods": pods, "claims": claims, "podgroups": groups}
+
+
+def explain_json(gantry, addr, *target):
+    r = gantry_cmd(gantry, "explain", *target, "-n", NS, "--server", addr, "--json")
+    return json.loads(r.stdout)
+
+
+def test_explain(cp, gantry):
+    c = cp.client
+    build_pending(c)
+    port = free_port()
+    addr = f"127.0.0.1:{port}"
+    live = Proc([gantry, "--kubeconfig", cp.kubeconfig, "--leader-elect=false", "--secure-port=0",
+                 f"--admin-address={addr}"])
+    work = tempfile.mkdtemp(prefix="gantry-admin-e2e-")
+    try:
+        def failed(name):
+            p = c.get(f"/api/v1/namespaces/{NS}/pods/{name}")
+            conds = [x for x in p["status"].get("conditions", []) if x["type"] == "PodScheduled"]
+            return conds and conds[0]["status"] == "False"
+        for name in ("dra-pod", "taint-pod", "gang-0", "gang-1", "gang-2"):
+            c.wait(f"{name} unschedulable", lambda n=name: failed(n), timeout=60)
+
+        # DRA: DynamicResources says how many devices match, per request.
+        dra = explain_json(gantry, addr, "dra-pod")
+        assert dra["recorded"] is True, dra
+        groups = dra["last_attempt"]["filtered"]
+        dyn = [g for g in groups if g["plugin"] == "DynamicResources"]
+        assert any("2 devices wanted, 1 free match" in g["reason"] and g["nodes"] == ["gpu-node"] for g in dyn), groups
+        assert dra["devices"]["requests"][0]["count"] == "2", dra["devices"]
+        # Taint: the tainted node is filtered by TaintToleration, the others by NodeResourcesFit.
+        taint = explain_json(gantry, addr, "pod/taint-pod")
+        by_plugin = {g["plugin"]: g for g in taint["last_attempt"]["filtered"]}
+        assert by_plugin["TaintToleration"]["nodes"] == ["gpu-node"], by_plugin
+        assert by_plugin["NodeResourcesFit"]["node_count"] == 2, by_plugin
+        text = gantry_cmd(gantry, "explain", "taint-pod", "-n", NS, "--server", addr).stdout
+        assert "Nodes filtered out" in text and "TaintToleration" in text, text
+        # Gang: every rack was tried and holds one member; the quorum is three.
+        gang = explain_json(gantry, addr, "podgroup/gang")
+        g = gang["group"]
+        assert g["recorded"] and not g.get("scheduled", False), g
+        assert g["min_count"] == 3, g
+        assert len(g["domains"]) >= 1 and all(d.get("placed", 0) <= 1 for d in g["domains"]), g["domains"]
+        assert len(g["members"]) == 3, g
+        text = gantry_cmd(gantry, "explain", "podgroup/gang", "-n", NS, "--server", addr).stdout
+        assert "Domains tried" in text, text
+
+        # Errors get clear status codes.
+        r = gantry_cmd(gantry, "explain", "nope", "-n", NS, "--server", addr, check=False)
+        assert r.returncode == 1 and "NOT_FOUND" in r.stdout, r.stdout
+        r = gantry_cmd(gantry, "explain", "Bad_Name", "-n", NS, "--server", addr, check=False)
+        assert r.returncode == 2 and "INVALID_ARGUMENT" in r.stdout, r.stdout
+
+        # What-if: a gang that fits, one that does not; nothing in the cluster changes.
+        before = cluster_state(c)
+        fits = os.path.join(work, "fits.yaml")
+        with open(fits, "w") as f:
+            f.write(whatif_gang("wi-fits", 2, "1"))
+        res = json.loads(gantry_cmd(gantry, "whatif", "-f", fits, "--server", addr, "--json").stdout)
+        assert res["groups"][0]["scheduled"] is True and res["scheduled"] == 2, res
+        assert all(p.get("node") for p in res["placements"]), res
+        big = os.path.join(work, "big.yaml")
+        with open(big, "w") as f:
+            f.write(whatif_gang("wi-big", 3, "4"))
+        res = json.loads(gantry_cmd(gantry, "whatif", "-f", big, "--server", addr, "--json").stdout)
+        assert not res["groups"][0].get("scheduled", False) and res.get("scheduled", 0) == 0, res
+        assert "minCount 3" in res["groups"][0]["message"], res
+        text = gantry_cmd(gantry, "whatif", "-f", big, "--server", addr).stdout
+        assert "do not" in text, text
+        bad = os.path.join(work, "bad.yaml")
+        with open(bad, "w") as f:
+            f.write("apiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: adm}\nspec:\n  priority: high\n")
+        r = gantry_cmd(gantry, "whatif", "-f", bad, "--server", addr, check=False)
+        assert r.returncode == 2 and "INVALID_ARGUMENT" in r.stdout and "bad.yaml:5:" in r.stdout, r.stdout
+        time.sleep(1)
+        after = cluster_state(c)
+        assert after == before, f"what-if changed the cluster: {before} -> {after}"
+        pods = {p["metadata"]["name"] for p in c.get(f"/api/v1/namespaces/{NS}/pods")["items"]}
+        assert not any(n.startswith("wi-") for n in pods), pods
+        log("explain and what-if answered from the live scheduler; the cluster is unchanged")
+    except BaseException:
+        log(live.dump())
+        raise
+    finally:
+        rc = live.stop()
+    assert rc == 0, f"gantry exited {rc}\n{live.dump()}"
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("record",):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("record", "explain"):
         sys.exit(__doc__)
     gantry = os.path.abspath(sys.argv[2])
     suite = sys.argv[1]
     if suite == "record":
         run(lambda cp: test_record(cp, gantry), components=["etcd", "kube-apiserver"])
+    elif suite == "explain":
+        run(lambda cp: test_explain(cp, gantry), components=["etcd", "kube-apiserver"])
 
 
 if __name__ == "__main__":

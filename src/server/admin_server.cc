@@ -1,0 +1,262 @@
+#include "src/server/admin_server.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "gantry/util/strings.h"
+#include "grpcpp/grpcpp.h"
+#include "simdjson.h"
+#include "spdlog/spdlog.h"
+#include "src/sim/loader.h"
+#include "src/sim/snapshot_file.h"
+
+namespace gantry::server {
+namespace {
+
+namespace v1 = gantry::admin::v1;
+
+grpc::Status ToGrpc(const absl::Status& st) {
+  if (st.ok()) return grpc::Status::OK;
+  // absl and gRPC share the canonical code numbering.
+  return grpc::Status(static_cast<grpc::StatusCode>(st.code()), std::string(st.message()));
+}
+
+absl::StatusOr<std::string> ReadPem(std::string_view flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(gantry::StrCat(flag, ": cannot read ", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().empty())
+    return absl::InvalidArgumentError(gantry::StrCat(flag, ": ", path, " is empty"));
+  return ss.str();
+}
+
+}  // namespace
+
+CounterFamily& AdminRequestsCounter(Registry& registry) {
+  return registry.AddCounter("gantry_admin_requests_total",
+                             "Admin API (gRPC) calls by method and status code (OK or the error).",
+                             {"method", "code"});
+}
+
+api::ObjectSet DecodeRecording(const admin::Recording& rec, int64_t* skipped) {
+  api::ObjectSet out;
+  sim::LoadStats stats;
+  for (const sim::RawObject& o : rec.objects) {
+    api::ObjectSet one;
+    absl::Status st = sim::LoadClusterText(
+        gantry::StrCat(o.kind, " ", o.namespace_.empty() ? "" : o.namespace_ + "/", o.name), o.json,
+        /*is_json=*/true, &one, &stats);
+    if (!st.ok()) {
+      if (skipped != nullptr) ++*skipped;
+      spdlog::warn("admin: skipping an object that does not decode: {}", std::string(st.message()));
+      continue;
+    }
+    auto move_all = [](auto& to, auto& from) {
+      for (auto& x : from) to.push_back(std::move(x));
+    };
+    move_all(out.pods, one.pods);
+    move_all(out.nodes, one.nodes);
+    move_all(out.namespaces, one.namespaces);
+    move_all(out.priority_classes, one.priority_classes);
+    move_all(out.pdbs, one.pdbs);
+    move_all(out.device_classes, one.device_classes);
+    move_all(out.resource_slices, one.resource_slices);
+    move_all(out.resource_claims, one.resource_claims);
+    move_all(out.resource_claim_templates, one.resource_claim_templates);
+    move_all(out.device_taint_rules, one.device_taint_rules);
+    move_all(out.workloads, one.workloads);
+    move_all(out.pod_groups, one.pod_groups);
+    move_all(out.composite_pod_groups, one.composite_pod_groups);
+    move_all(out.coscheduling_pod_groups, one.coscheduling_pod_groups);
+  }
+  return out;
+}
+
+absl::StatusOr<admin::Recording> AdminService::Prepare(std::string_view method,
+                                                       size_t request_bytes) {
+  if (static_cast<int64_t>(request_bytes) > max_request_bytes_) {
+    return absl::ResourceExhaustedError(gantry::StrCat(method, ": request of ", request_bytes,
+                                                       " bytes is over the limit of ",
+                                                       max_request_bytes_, " bytes"));
+  }
+  if (absl::Status st = backend_.CheckReady(method); !st.ok()) return st;
+  return backend_.Record(nullptr);
+}
+
+grpc::Status AdminService::Finish(std::string_view method, const absl::Status& st) {
+  if (requests_ != nullptr) requests_->With({method, absl::StatusCodeToString(st.code())}).Inc();
+  if (!st.ok()) spdlog::info("admin {}: {}", method, st.ToString());
+  return ToGrpc(st);
+}
+
+grpc::Status AdminService::Explain(grpc::ServerContext*, const v1::ExplainRequest* req,
+                                   v1::ExplainResponse* resp) {
+  absl::StatusOr<admin::Recording> rec = Prepare("Explain", req->ByteSizeLong());
+  if (!rec.ok()) return Finish("Explain", rec.status());
+  api::ObjectSet cluster = DecodeRecording(*rec, nullptr);
+  absl::StatusOr<v1::ExplainResponse> r =
+      admin::Explain(*req, cluster, backend_.engine(), backend_.store());
+  if (r.ok()) *resp = std::move(*r);
+  return Finish("Explain", r.status());
+}
+
+grpc::Status AdminService::WhatIf(grpc::ServerContext*, const v1::WhatIfRequest* req,
+                                  v1::WhatIfResponse* resp) {
+  absl::StatusOr<admin::Recording> rec = Prepare("WhatIf", req->ByteSizeLong());
+  if (!rec.ok()) return Finish("WhatIf", rec.status());
+  api::ObjectSet cluster = DecodeRecording(*rec, nullptr);
+  absl::StatusOr<v1::WhatIfResponse> r = admin::WhatIf(*req, cluster, backend_.engine());
+  if (r.ok()) *resp = std::move(*r);
+  return Finish("WhatIf", r.status());
+}
+
+grpc::Status AdminService::GetSnapshot(grpc::ServerContext* ctx, const v1::GetSnapshotRequest* req,
+                                       grpc::ServerWriter<gantry::snapshot::v1::Chunk>* writer) {
+  absl::StatusOr<admin::Recording> rec = Prepare("GetSnapshot", req->ByteSizeLong());
+  if (!rec.ok()) return Finish("GetSnapshot", rec.status());
+  for (const gantry::snapshot::v1::Chunk& chunk :
+       sim::EncodeChunks(admin::RecordingHeader(*rec, "gantry admin GetSnapshot"), rec->objects)) {
+    if (ctx->IsCancelled())
+      return Finish("GetSnapshot", absl::CancelledError("GetSnapshot: the client cancelled"));
+    if (!writer->Write(chunk))
+      return Finish("GetSnapshot", absl::UnavailableError("GetSnapshot: the stream broke"));
+  }
+  return Finish("GetSnapshot", absl::OkStatus());
+}
+
+bool IsLoopbackAddress(std::string_view address) {
+  std::string_view host = address;
+  if (host.starts_with("[")) {
+    host = host.substr(
+        1, host.find(']') == std::string_view::npos ? host.size() - 1 : host.find(']') - 1);
+  } else if (size_t colon = host.rfind(':');
+             colon != std::string_view::npos && host.find(':') == colon) {
+    host = host.substr(0, colon);
+  }
+  if (host.starts_with("ipv4:")) host.remove_prefix(5);
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+absl::Status ValidateAdminServerOptions(const AdminServerOptions& o) {
+  if (o.address.empty())
+    return absl::InvalidArgumentError("--admin-address: empty (the admin service is disabled)");
+  if (o.tls_cert_file.empty() != o.tls_private_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--admin-tls-cert-file and --admin-tls-private-key-file go together");
+  }
+  if (!o.tls_client_ca_file.empty() && o.tls_cert_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--admin-tls-client-ca-file needs --admin-tls-cert-file and --admin-tls-private-key-file");
+  }
+  if (o.tls_cert_file.empty() && !o.allow_insecure && !IsLoopbackAddress(o.address)) {
+    return absl::InvalidArgumentError(gantry::StrCat(
+        "--admin-address ", o.address,
+        " is not a loopback address: serving the admin API there needs TLS "
+        "(--admin-tls-cert-file, --admin-tls-private-key-file) or an explicit --admin-insecure"));
+  }
+  if (o.max_request_bytes <= 0)
+    return absl::InvalidArgumentError("admin max request size must be positive");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptions& options,
+                                                                AdminBackend& backend,
+                                                                CounterFamily* requests) {
+  if (absl::Status st = ValidateAdminServerOptions(options); !st.ok()) return st;
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!options.tls_cert_file.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    absl::StatusOr<std::string> cert = ReadPem("--admin-tls-cert-file", options.tls_cert_file);
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key =
+        ReadPem("--admin-tls-private-key-file", options.tls_private_key_file);
+    if (!key.ok()) return key.status();
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    if (!options.tls_client_ca_file.empty()) {
+      absl::StatusOr<std::string> ca =
+          ReadPem("--admin-tls-client-ca-file", options.tls_client_ca_file);
+      if (!ca.ok()) return ca.status();
+      ssl.pem_root_certs = *ca;
+      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  std::unique_ptr<AdminServer> s(new AdminServer());
+  s->service_ = std::make_unique<AdminService>(backend, requests, options.max_request_bytes);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.address, creds, &s->port_);
+  // gRPC rejects messages past twice the limit itself; up to that, the
+  // service answers RESOURCE_EXHAUSTED with the sizes (and counts it).
+  const int64_t transport_limit =
+      std::min<int64_t>(options.max_request_bytes * 2, int64_t{1} << 30);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(transport_limit));
+  builder.RegisterService(s->service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(
+        gantry::StrCat("admin service: cannot listen on ", options.address));
+  }
+  return s;
+}
+
+AdminServer::~AdminServer() { Stop(); }
+
+void AdminServer::Stop() {
+  if (server_ == nullptr) return;
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_->Wait();
+  server_.reset();
+}
+
+LiveAdmin::LiveAdmin(const client::LiveContext& context)
+    : context_(context), store_(std::make_unique<admin::DiagnosisStore>(context.clock)) {}
+
+absl::StatusOr<std::unique_ptr<LiveAdmin>> LiveAdmin::Start(const client::LiveContext& context,
+                                                            const AdminServerOptions& options,
+                                                            CounterFamily* requests) {
+  std::unique_ptr<LiveAdmin> a(new LiveAdmin(context));
+  context.scheduler.AddObserver(a->store_.get());
+  absl::StatusOr<std::unique_ptr<AdminServer>> s = AdminServer::Start(options, *a, requests);
+  if (!s.ok()) return s.status();  // ~LiveAdmin detaches the store
+  a->server_ = std::move(*s);
+  return a;
+}
+
+LiveAdmin::~LiveAdmin() {
+  if (server_) server_->Stop();
+  context_.scheduler.RemoveObserver(store_.get());
+}
+
+absl::Status LiveAdmin::CheckReady(std::string_view method) const {
+  if (!context_.synced()) {
+    return absl::FailedPreconditionError(
+        gantry::StrCat(method, ": the scheduler's caches are not synced yet; retry shortly"));
+  }
+  if (method == "Explain" && !context_.leading()) {
+    return absl::FailedPreconditionError(
+        "Explain: this replica is a standby (not the leader): it runs no scheduling attempts; ask "
+        "the leader");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<admin::Recording> LiveAdmin::Record(const std::atomic<bool>* stop) {
+  absl::StatusOr<admin::Recording> rec = admin::RecordCluster(context_.client, 500, stop);
+  if (!rec.ok()) {
+    return absl::UnavailableError(gantry::StrCat("listing the cluster from the API server failed: ",
+                                                 std::string(rec.status().message())));
+  }
+  return rec;
+}
+
+admin::EngineOptions LiveAdmin::engine() const {
+  admin::EngineOptions o;
+  o.config = &context_.config;
+  o.registry = &context_.registry;
+  o.source = "live";
+  return o;
+}
+
+}  // namespace gantry::server

@@ -1,0 +1,281 @@
+// The gRPC admin service end to end in process: a server on a loopback
+// port over a fixed backend, called through the CLI's client. Covers the
+// status codes (FAILED_PRECONDITION, RESOURCE_EXHAUSTED, NOT_FOUND,
+// INVALID_ARGUMENT), GetSnapshot streaming, the request metric, address
+// and TLS validation, and the DiagnosisStore's bounds.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "plugins/registry/registry.h"
+#include "src/admin/client.h"
+#include "src/admin/diagnosis.h"
+#include "src/config/config.h"
+#include "src/server/admin_server.h"
+#include "src/sim/loader.h"
+
+namespace gantry::server {
+namespace {
+
+namespace v1 = gantry::admin::v1;
+
+constexpr char kCluster[] = R"(apiVersion: v1
+kind: Node
+metadata: {name: n0}
+spec:
+  taints: [{key: dedicated, value: "true", effect: NoSchedule}]
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big, namespace: ml, uid: u-big}
+spec:
+  schedulerName: gantry-scheduler
+  containers: [{name: c, resources: {requests: {cpu: "16"}}}]
+)";
+
+class FakeBackend final : public AdminBackend {
+ public:
+  FakeBackend() {
+    EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry_).ok());
+    auto cfg = config::DefaultConfig(registry_);
+    EXPECT_TRUE(cfg.ok());
+    config_ = std::move(*cfg);
+    api::ObjectSet objects;
+    sim::LoadStats stats;
+    EXPECT_TRUE(
+        sim::LoadClusterText("cluster.yaml", kCluster, false, &objects, &stats, &recording_.objects)
+            .ok());
+  }
+  absl::Status CheckReady(std::string_view method) const override {
+    if (!ready)
+      return absl::FailedPreconditionError(std::string(method) + ": caches are not synced yet");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<admin::Recording> Record(const std::atomic<bool>*) override { return recording_; }
+  const admin::DiagnosisStore* store() const override { return nullptr; }
+  admin::EngineOptions engine() const override {
+    admin::EngineOptions o;
+    o.config = &config_;
+    o.registry = &registry_;
+    o.source = "live";
+    return o;
+  }
+  bool ready = true;
+
+ private:
+  framework::Registry registry_;
+  config::Configuration config_;
+  admin::Recording recording_;
+};
+
+class AdminServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AdminServerOptions o;
+    o.address = "127.0.0.1:0";
+    o.max_request_bytes = 4096;
+    auto s = AdminServer::Start(o, backend_, &requests_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    admin::ClientOptions co;
+    co.address = "127.0.0.1:" + std::to_string(server_->port());
+    auto c = admin::AdminClient::Connect(co);
+    ASSERT_TRUE(c.ok()) << c.status();
+    client_ = std::move(*c);
+  }
+  double Requests(const std::string& method, const std::string& code) {
+    return requests_.With({method, code}).Value();
+  }
+
+  Registry registry_;
+  CounterFamily& requests_ = AdminRequestsCounter(registry_);
+  FakeBackend backend_;
+  std::unique_ptr<AdminServer> server_;
+  std::unique_ptr<admin::AdminClient> client_;
+};
+
+TEST_F(AdminServiceTest, ExplainOverGrpc) {
+  v1::ExplainRequest req;
+  req.set_namespace_("ml");
+  req.set_name("big");
+  absl::StatusOr<v1::ExplainResponse> r = client_->Explain(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->source(), "live");
+  EXPECT_EQ(r->phase(), "Pending");
+  // No scheduling loop here: the attempt is run on demand.
+  EXPECT_FALSE(r->recorded());
+  std::vector<std::string> plugins;
+  for (const v1::NodeGroup& g : r->last_attempt().filtered()) plugins.push_back(g.plugin());
+  EXPECT_EQ(plugins.size(), 2u);
+  EXPECT_EQ(Requests("Explain", "OK"), 1);
+}
+
+TEST_F(AdminServiceTest, StatusCodes) {
+  struct Case {
+    std::string name;
+    bool ready;
+    std::string pod;
+    std::string objects;  // non-empty: a WhatIf call
+    absl::StatusCode code;
+    std::string method;
+  };
+  const std::vector<Case> cases = {
+      {"unknown pod", true, "nope", "", absl::StatusCode::kNotFound, "Explain"},
+      {"bad name", true, "No_Such", "", absl::StatusCode::kInvalidArgument, "Explain"},
+      {"not synced", false, "big", "", absl::StatusCode::kFailedPrecondition, "Explain"},
+      {"not synced what-if", false, "", "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n",
+       absl::StatusCode::kFailedPrecondition, "WhatIf"},
+      {"oversized", true, "", std::string(5000, '#'), absl::StatusCode::kResourceExhausted,
+       "WhatIf"},
+      {"malformed", true, "",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec: {priority: x}\n",
+       absl::StatusCode::kInvalidArgument, "WhatIf"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    backend_.ready = c.ready;
+    absl::Status st;
+    if (c.objects.empty()) {
+      v1::ExplainRequest req;
+      req.set_namespace_("ml");
+      req.set_name(c.pod);
+      st = client_->Explain(req).status();
+    } else {
+      v1::WhatIfRequest req;
+      req.set_objects(c.objects);
+      st = client_->WhatIf(req).status();
+    }
+    EXPECT_EQ(st.code(), c.code) << st;
+    EXPECT_FALSE(st.message().empty());
+    EXPECT_EQ(Requests(c.method, absl::StatusCodeToString(c.code)), 1) << c.method;
+  }
+}
+
+TEST_F(AdminServiceTest, GetSnapshotStreamsTheRecording) {
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1::Admin::NewStub(channel);
+  grpc::ClientContext ctx;
+  v1::GetSnapshotRequest req;
+  std::unique_ptr<grpc::ClientReader<gantry::snapshot::v1::Chunk>> reader =
+      stub->GetSnapshot(&ctx, req);
+  gantry::snapshot::v1::Chunk chunk;
+  int chunks = 0, objects = 0;
+  bool header_first = false;
+  while (reader->Read(&chunk)) {
+    if (chunks == 0) header_first = chunk.has_header();
+    ++chunks;
+    objects += chunk.objects_size();
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_TRUE(header_first);
+  EXPECT_EQ(objects, 3);
+  EXPECT_EQ(Requests("GetSnapshot", "OK"), 1);
+}
+
+TEST(AdminServerOptionsTest, Validation) {
+  struct Case {
+    std::string address;
+    std::string cert, key, ca;
+    bool insecure;
+    bool ok;
+  };
+  const std::vector<Case> cases = {
+      {"127.0.0.1:10260", "", "", "", false, true},
+      {"localhost:1", "", "", "", false, true},
+      {"[::1]:1", "", "", "", false, true},
+      {"0.0.0.0:10260", "", "", "", false, false},
+      {"10.0.0.5:10260", "", "", "", false, false},
+      {"10.0.0.5:10260", "", "", "", true, true},
+      {"10.0.0.5:10260", "c.pem", "k.pem", "", false, true},
+      {"10.0.0.5:10260", "c.pem", "", "", false, false},
+      {"127.0.0.1:1", "", "", "ca.pem", false, false},
+      {"", "", "", "", false, false},
+  };
+  for (const Case& c : cases) {
+    AdminServerOptions o;
+    o.address = c.address;
+    o.tls_cert_file = c.cert;
+    o.tls_private_key_file = c.key;
+    o.tls_client_ca_file = c.ca;
+    o.allow_insecure = c.insecure;
+    EXPECT_EQ(ValidateAdminServerOptions(o).ok(), c.ok)
+        << c.address << " " << ValidateAdminServerOptions(o);
+  }
+}
+
+TEST(AdminServerOptionsTest, StartRefusesPlaintextOnAPublicAddress) {
+  FakeBackend backend;
+  AdminServerOptions o;
+  o.address = "0.0.0.0:0";
+  auto s = AdminServer::Start(o, backend, nullptr);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.status().message()).find("--admin-insecure"), std::string::npos);
+}
+
+// ---- DiagnosisStore -----------------------------------------------------------
+
+framework::PodInfoPtr PodInfo(const std::string& name, const std::string& uid) {
+  auto pod = std::make_shared<api::Pod>();
+  pod->meta.name = name;
+  pod->meta.namespace_ = api::Symbol::Intern("ml");
+  pod->meta.uid = uid;
+  return framework::PodInfo::Create(pod, 0);
+}
+
+TEST(DiagnosisStoreTest, KeepsOnlyPendingPodsWithinBounds) {
+  FakeClock clock(1);
+  admin::DiagnosisStore store(clock, /*max_pods=*/2, /*max_nodes_per_reason=*/2);
+  framework::FitError fit;
+  fit.num_all_nodes = 4;
+  for (const char* n : {"n3", "n1", "n2", "n0"}) {
+    fit.diagnosis.node_to_status[n] =
+        framework::Status(framework::Code::kUnschedulable, "Insufficient cpu")
+            .WithPlugin("NodeResourcesFit");
+  }
+  auto failed = [&](const std::string& name) {
+    scheduler::AttemptOutcome o;
+    o.pod = PodInfo(name, "u-" + name);
+    o.result = "unschedulable";
+    o.message = "0/4 nodes are available: 4 Insufficient cpu.";
+    o.fit_error = &fit;
+    store.OnAttempt(o);
+  };
+  failed("a");
+  failed("a");
+  std::optional<admin::RecordedAttempt> a = store.FindPod("ml/a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->attempts, 2);
+  ASSERT_EQ(a->filtered.size(), 1u);
+  EXPECT_EQ(a->filtered[0].node_count, 4);
+  EXPECT_EQ(a->filtered[0].nodes,
+            (std::vector<std::string>{"n0", "n1"}));  // smallest names, sorted
+
+  failed("b");
+  failed("c");  // over max_pods: "a" (least recently attempted) goes
+  EXPECT_FALSE(store.FindPod("ml/a").has_value());
+  EXPECT_EQ(store.pod_count(), 2u);
+
+  scheduler::AttemptOutcome done;
+  done.pod = PodInfo("b", "u-b");
+  done.result = "scheduled";
+  store.OnAttempt(done);
+  EXPECT_FALSE(store.FindPod("ml/b").has_value());
+
+  api::Pod other_uid = PodInfo("c", "u-other")->p();
+  store.OnPodDeleted(other_uid);  // a different pod of the same name: kept
+  EXPECT_TRUE(store.FindPod("ml/c").has_value());
+  store.OnPodDeleted(PodInfo("c", "u-c")->p());
+  EXPECT_EQ(store.pod_count(), 0u);
+}
+
+}  // namespace
+}  // namespace gantry::server
