@@ -12,11 +12,9 @@
 #include "gtest/gtest.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/registry/registry.h"
-#include "src/config/config.h"
-#include "src/scheduler/setup.h"
-#include "src/sim/loader.h"
 #include "src/sim/simulation.h"
 #include "test/testing/objects.h"
+#include "test/testing/simulate.h"
 
 namespace gantry::plugins::default_preemption {
 namespace {
@@ -300,23 +298,6 @@ std::string Pod(const std::string& name, const std::string& cpu, int priority, c
   return o.str() + "---\n";
 }
 
-sim::SimulationResult Simulate(const std::string& yaml) {
-  framework::Registry registry;
-  EXPECT_TRUE(RegisterBuiltinPlugins(registry).ok());
-  auto cfg = config::DefaultConfig(registry);
-  EXPECT_TRUE(cfg.ok()) << cfg.status();
-  api::ObjectSet objects;
-  sim::LoadStats stats;
-  absl::Status st = sim::LoadClusterText("test.yaml", yaml, false, &objects, &stats);
-  EXPECT_TRUE(st.ok()) << st;
-  FakeClock clock(1'000'000'000);
-  state::ClusterState cluster(clock);
-  sim::InMemoryWriter writer;
-  auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
-  EXPECT_TRUE(bundle.ok()) << bundle.status();
-  return sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
-}
-
 TEST(DefaultPreemptionSimTest, PreemptorBindsAfterVictimsLeave) {
   // Two 4-cpu nodes full of 1-cpu low-priority pods; one 2-cpu high-priority pod.
   std::string y = Node("n1", "4") + Node("n2", "4");
@@ -325,7 +306,7 @@ TEST(DefaultPreemptionSimTest, PreemptorBindsAfterVictimsLeave) {
     y += Pod("b" + std::to_string(i), "1", 0, "n2");
   }
   y += Pod("high", "2", 1000);
-  sim::SimulationResult r = Simulate(y);
+  sim::SimulationResult r = gantry::testing::SimulateYaml(y);
   ASSERT_EQ(r.placements.count("default/high"), 1u) << (r.failures.count("default/high") ? r.failures["default/high"] : "");
   // Exactly the two victims needed, both on the node the preemptor landed on.
   ASSERT_EQ(r.evictions.size(), 2u);
@@ -356,7 +337,7 @@ TEST(DefaultPreemptionSimTest, RepeatedCyclesDoNotEvictMoreThanNeeded) {
   y += Pod("peer", "8", 1000);
   y += "apiVersion: v1\nkind: Pod\nmetadata: {name: polite, namespace: default}\nspec:\n  schedulerName: gantry-scheduler\n"
        "  priority: 2000\n  preemptionPolicy: Never\n  containers:\n  - name: c\n    resources:\n      requests: {cpu: \"8\", memory: 1Gi}\n---\n";
-  sim::SimulationResult r = Simulate(y);
+  sim::SimulationResult r = gantry::testing::SimulateYaml(y);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(r.placements.count("default/high-" + std::to_string(i)), 1u) << i;
   EXPECT_EQ(r.evictions.size(), 12u) << sim::ResultJson(r).dump(1);
   for (const auto& e : r.evictions) EXPECT_EQ(e.pod.rfind("default/low-", 0), 0u) << e.pod;

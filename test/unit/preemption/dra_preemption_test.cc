@@ -12,7 +12,7 @@
 #include "gantry/util/strings.h"
 #include "gtest/gtest.h"
 #include "src/sim/simulation.h"
-#include "test/unit/preemption/simulate.h"
+#include "test/testing/simulate.h"
 
 namespace gantry {
 namespace {

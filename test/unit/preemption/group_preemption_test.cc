@@ -17,7 +17,7 @@
 #include "src/scheduler/setup.h"
 #include "src/sim/loader.h"
 #include "src/sim/simulation.h"
-#include "test/unit/preemption/simulate.h"
+#include "test/testing/simulate.h"
 
 namespace gantry {
 namespace {

@@ -1,8 +1,8 @@
-// Test helper for the preemption suites: runs a cluster given as YAML through
+// Test helper shared by the preemption suites: runs a cluster given as YAML through
 // the real engine offline (default configuration, built-in plugins, the
 // simulator's virtual clock starting at 1,000 s).
-#ifndef GANTRY_TEST_UNIT_PREEMPTION_SIMULATE_H_
-#define GANTRY_TEST_UNIT_PREEMPTION_SIMULATE_H_
+#ifndef GANTRY_TEST_TESTING_SIMULATE_H_
+#define GANTRY_TEST_TESTING_SIMULATE_H_
 
 #include <string>
 
@@ -34,4 +34,4 @@ inline sim::SimulationResult SimulateYaml(const std::string& yaml) {
 
 }  // namespace gantry::testing
 
-#endif  // GANTRY_TEST_UNIT_PREEMPTION_SIMULATE_H_
+#endif  // GANTRY_TEST_TESTING_SIMULATE_H_
