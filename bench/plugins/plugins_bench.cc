@@ -183,6 +183,46 @@ void BM_Score_ImageLocality(benchmark::State& state) {
   RunScoreBench(state, pl);
 }
 
+// ---- CycleState: the per-node read every Filter/Score plugin does ----------
+
+struct BenchData final : framework::StateData {
+  int64_t value = 1;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<BenchData>(*this);
+  }
+};
+
+// Read through an interned StateKey (what the built-in plugins do).
+void BM_CycleState_ReadByKey(benchmark::State& state) {
+  static const framework::StateKey kKey("PreFilterBench");
+  framework::CycleState cs;
+  cs.Write(kKey, std::make_unique<BenchData>());
+  for (auto _ : state) {
+    auto r = cs.Read<BenchData>(kKey);
+    benchmark::DoNotOptimize((*r)->value);
+  }
+}
+
+// Read by key text (interned on every call through a per-thread cache).
+void BM_CycleState_ReadByString(benchmark::State& state) {
+  framework::CycleState cs;
+  cs.Write("PreFilterBench", std::make_unique<BenchData>());
+  for (auto _ : state) {
+    auto r = cs.Read<BenchData>("PreFilterBench");
+    benchmark::DoNotOptimize((*r)->value);
+  }
+}
+
+// Get of an absent key: a plugin whose PreFilter skipped the pod.
+void BM_CycleState_GetAbsent(benchmark::State& state) {
+  static const framework::StateKey kKey("PreFilterAbsentBench");
+  framework::CycleState cs;
+  for (auto _ : state) benchmark::DoNotOptimize(cs.Get<BenchData>(kKey));
+}
+
+BENCHMARK(BM_CycleState_ReadByKey);
+BENCHMARK(BM_CycleState_ReadByString);
+BENCHMARK(BM_CycleState_GetAbsent);
 BENCHMARK(BM_Filter_NodeResourcesFit)->Arg(5000);
 BENCHMARK(BM_Score_NodeResourcesFit)->Arg(5000);
 BENCHMARK(BM_Score_NodeResourcesFitMostAllocated)->Arg(5000);

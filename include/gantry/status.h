@@ -18,6 +18,7 @@
 #define GANTRY_STATUS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,8 +46,20 @@ class Status {
  public:
   Status() = default;  // Success
   explicit Status(Code code) : code_(code) {}
-  Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
-  Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
+  Status(Code code, std::string reason) : code_(code) { MutableRep().reasons.push_back(std::move(reason)); }
+  Status(Code code, std::vector<std::string> reasons) : code_(code) {
+    if (!reasons.empty()) MutableRep().reasons = std::move(reasons);
+  }
+  Status(const Status& other) : code_(other.code_), rep_(other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) {
+      code_ = other.code_;
+      rep_ = other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr;
+    }
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
 
   static Status Success() { return Status(); }
   static Status Error(std::string reason) { return Status(Code::kError, std::move(reason)); }
@@ -71,21 +84,32 @@ class Status {
   }
   bool IsError() const { return code_ == Code::kError; }
 
-  const std::vector<std::string>& reasons() const { return reasons_; }
+  const std::vector<std::string>& reasons() const { return rep_ ? rep_->reasons : NoReasons(); }
   // Reasons joined with ", ".
   std::string Message() const;
 
   // The plugin that produced a non-success verdict (set by the framework).
-  std::string_view plugin() const { return plugin_; }
+  std::string_view plugin() const { return rep_ ? std::string_view(rep_->plugin) : std::string_view(); }
   Status& WithPlugin(std::string_view plugin) {
-    plugin_ = std::string(plugin);
+    if (rep_ != nullptr || !plugin.empty()) MutableRep().plugin = std::string(plugin);
     return *this;
   }
 
  private:
+  // Reasons and plugin live out of line: a verdict without them (every
+  // Success on the Filter/Score path) is a code and a null pointer.
+  struct Rep {
+    std::vector<std::string> reasons;
+    std::string plugin;
+  };
+  Rep& MutableRep() {
+    if (rep_ == nullptr) rep_ = std::make_unique<Rep>();
+    return *rep_;
+  }
+  static const std::vector<std::string>& NoReasons();
+
   Code code_ = Code::kSuccess;
-  std::vector<std::string> reasons_;
-  std::string plugin_;
+  std::unique_ptr<Rep> rep_;
 };
 
 }  // namespace gantry::framework

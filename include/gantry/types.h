@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "src/api/node.h"
 #include "src/api/pod.h"
 
@@ -116,6 +117,8 @@ class NodeInfo {
   // object's cache lines instead of chasing the Node.
   std::string_view name() const { return name_; }
   bool unschedulable() const { return unschedulable_; }
+  // The Node's taints (empty without a Node).
+  absl::Span<const api::Taint> taints() const { return taints_; }
 
   void AddPod(PodInfoPtr pod);
   // Removes the pod with `uid`; false if it is not on this node.
@@ -145,18 +148,21 @@ class NodeInfo {
   void Bump() { generation_ = NextGeneration(); }
   void Account(const PodInfo& pod, int sign);
 
+  // Ordered by use: what every Filter reads comes first, so that the filter
+  // loop touches as few of this object's cache lines as possible.
   std::shared_ptr<const api::Node> node_;
-  std::string_view name_;  // points into *node_
+  std::string_view name_;            // points into *node_
+  absl::Span<const api::Taint> taints_;  // points into *node_
+  uint64_t generation_ = 0;
   bool unschedulable_ = false;
   std::vector<PodInfoPtr> pods_;
-  std::vector<PodInfoPtr> pods_with_affinity_;
-  std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
+  Resource allocatable_;
   Resource requested_;
   Resource non_zero_requested_;
-  Resource allocatable_;
   HostPortInfo used_ports_;
   absl::flat_hash_map<api::Symbol, ImageStateSummary> image_states_;
-  uint64_t generation_ = 0;
+  std::vector<PodInfoPtr> pods_with_affinity_;
+  std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
 };
 
 // Per-node verdicts of one attempt, keyed by node name.

@@ -16,6 +16,10 @@
 namespace gantry::plugins::dynamic_resources {
 namespace {
 
+// Absent when PreFilter skipped the pod (no claims): the later points read
+// it with Get, which builds no error.
+const framework::StateKey kCycleKey{kStateKey};
+
 using framework::Code;
 using framework::Status;
 
@@ -410,12 +414,12 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
     // Filter inserts one solution per feasible node: no rehashing under the lock.
     data->shared->node_allocations.reserve(nodes.size());
   }
-  state.Write(kStateKey, std::move(data));
+  state.Write(kCycleKey, std::move(data));
   return Status();
 }
 
 Status DynamicResources::RebuildAllocator(framework::CycleState& state) {
-  auto read = state.Read<CycleData>(kStateKey);
+  auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
   std::vector<const api::AllocationResult*> released;
@@ -433,7 +437,7 @@ Status DynamicResources::RebuildAllocator(framework::CycleState& state) {
 Status DynamicResources::RemovePod(framework::CycleState& state, const framework::PodInfo&,
                                    const framework::PodInfo& to_remove,
                                    const framework::NodeInfo&) {
-  auto read = state.Read<CycleData>(kStateKey);
+  auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
   state::DraState* dra = handle_.Dra();
@@ -454,7 +458,7 @@ Status DynamicResources::RemovePod(framework::CycleState& state, const framework
 
 Status DynamicResources::AddPod(framework::CycleState& state, const framework::PodInfo&,
                                 const framework::PodInfo& to_add, const framework::NodeInfo&) {
-  auto read = state.Read<CycleData>(kStateKey);
+  auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
   if (!data.removed.erase(to_add.uid())) return Status();  // not removed by this what-if
@@ -471,7 +475,7 @@ Status DynamicResources::AddPod(framework::CycleState& state, const framework::P
 
 Status DynamicResources::Filter(const framework::CycleState& state, const framework::PodInfo&,
                                 const framework::NodeInfo& node) {
-  auto read = state.Read<CycleData>(kStateKey);
+  auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
   const api::Node* n = node.node();
@@ -529,9 +533,9 @@ framework::PostFilterResult DynamicResources::PostFilter(framework::CycleState& 
                                                          const framework::NodeToStatus&) {
   framework::PostFilterResult result;
   result.status = Status::Unschedulable("no new claims to deallocate");
-  auto read = state.Read<CycleData>(kStateKey);
-  if (!read.ok()) return result;
-  CycleData& data = **read;
+  CycleData* read = state.Get<CycleData>(kCycleKey);
+  if (read == nullptr) return result;
+  CycleData& data = *read;
   std::vector<size_t> unavailable;
   {
     std::lock_guard<std::mutex> lock(data.shared->mu);
@@ -565,7 +569,7 @@ Status DynamicResources::PreScore(framework::CycleState& state, const framework:
                                   const std::vector<const framework::NodeInfo*>&) {
   // Without claims to allocate every node scores 0: skip the per-node calls.
   if (pod.p().resource_claims.empty()) return Status::Skip();
-  auto read = state.Read<CycleData>(kStateKey);
+  auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok() || !(*read)->allocator) return Status::Skip();
   return Status();
 }
@@ -576,9 +580,9 @@ Status DynamicResources::Score(const framework::CycleState& state, const framewo
   // PreFilter skipped a pod without claims: no state to read, and a failed
   // Read would build an error message for every node.
   if (pod.p().resource_claims.empty()) return Status();
-  auto read = state.Read<CycleData>(kStateKey);
-  if (!read.ok()) return Status();  // PreFilter skipped: no claims
-  CycleData& data = **read;
+  CycleData* read = state.Get<CycleData>(kCycleKey);
+  if (read == nullptr) return Status();  // PreFilter skipped: no claims
+  CycleData& data = *read;
   std::lock_guard<std::mutex> lock(data.shared->mu);
   auto it = data.shared->node_allocations.find(gantry::AsAbsl(node.name()));
   if (it == data.shared->node_allocations.end()) return Status();
@@ -594,9 +598,9 @@ Status DynamicResources::NormalizeScore(const framework::CycleState&, const fram
 
 Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                                  std::string_view node) {
-  auto read = state.Read<CycleData>(kStateKey);
-  if (!read.ok()) return Status();
-  CycleData& data = **read;
+  CycleData* read = state.Get<CycleData>(kCycleKey);
+  if (read == nullptr) return Status();
+  CycleData& data = *read;
   state::DraState* dra = handle_.Dra();
   if (dra != nullptr && data.group) {
     for (const ResolvedClaim& rc : data.claims) {
@@ -630,11 +634,11 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
 
 void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
                                  std::string_view) {
-  auto read = state.Read<CycleData>(kStateKey);
-  if (!read.ok()) return;
+  CycleData* read = state.Get<CycleData>(kCycleKey);
+  if (read == nullptr) return;
   state::DraState* dra = handle_.Dra();
   if (dra == nullptr) return;
-  for (const ResolvedClaim& rc : (*read)->claims) {
+  for (const ResolvedClaim& rc : read->claims) {
     if (rc.group && (rc.allocate || rc.pending)) {
       dra->RemoveInFlightSharer(rc.claim->meta.uid, pod.uid());
     } else if (rc.allocate) {
@@ -716,9 +720,9 @@ Status BindGroupClaim(framework::FrameworkHandle& handle, std::mutex& mu, const 
 }  // namespace
 
 Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod, std::string_view node) {
-  auto read = state.Read<CycleData>(kStateKey);
-  if (!read.ok()) return Status();
-  CycleData& data = **read;
+  CycleData* read = state.Get<CycleData>(kCycleKey);
+  if (read == nullptr) return Status();
+  CycleData& data = *read;
   state::DraState* dra = handle_.Dra();
   framework::ClusterWriter& writer = handle_.Writer();
   std::vector<std::string> with_conditions;  // "ns/name" of claims whose devices have binding conditions

@@ -13,7 +13,9 @@
 #include "src/dra/allocator.h"
 
 namespace gantry::plugins::gpu_fragmentation {
+
 namespace {
+const framework::StateKey kCycleKey{kStateKey};
 
 using framework::Status;
 
@@ -530,14 +532,14 @@ Status GpuFragmentation::PreScore(framework::CycleState& state, const framework:
   for (const Shape& g : table->groups())
     data->groups.push_back(Prepare(*data->snapshot, WeightedShape{g, 1}));
   data->table = std::move(table);
-  state.Write(kStateKey, std::move(data));
+  state.Write(kCycleKey, std::move(data));
   return Status();
 }
 
 Status GpuFragmentation::Score(const framework::CycleState& state, const framework::PodInfo&,
                                const framework::NodeInfo& node, int64_t* score) {
   *score = 0;
-  auto read = state.Read<CycleData>(kStateKey);
+  auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status();
   const CycleData& data = **read;
   const state::DraSnapshot& snap = *data.snapshot;

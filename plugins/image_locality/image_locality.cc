@@ -6,7 +6,9 @@
 #include "gantry/util/strings.h"
 
 namespace gantry::plugins::image_locality {
+
 namespace {
+const framework::StateKey kPreScoreKey{kPreScoreStateKey};
 
 struct PreScoreState final : framework::StateData {
   // Normalised names that were ever interned; absent names cannot be on any node.
@@ -67,13 +69,13 @@ framework::Status ImageLocality::PreScore(framework::CycleState& state, const fr
                                           const std::vector<const framework::NodeInfo*>&) {
   auto s = std::make_unique<PreScoreState>();
   Fill(pod.p(), static_cast<int64_t>(handle_.Snapshot().NodeInfos().size()), s.get());
-  state.Write(kPreScoreStateKey, std::move(s));
+  state.Write(kPreScoreKey, std::move(s));
   return framework::Status();
 }
 
 framework::Status ImageLocality::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                        const framework::NodeInfo& node, int64_t* score) {
-  auto s = state.Read<PreScoreState>(kPreScoreStateKey);
+  auto s = state.Read<PreScoreState>(kPreScoreKey);
   if (s.ok()) {
     *score = CalculatePriority(SumImageScores(**s, node), (*s)->num_containers);
     return framework::Status();

@@ -22,6 +22,8 @@ using framework::WeightedAffinityTerm;
 
 constexpr std::string_view kPreFilterStateKey = "PreFilterInterPodAffinity";
 constexpr std::string_view kPreScoreStateKey = "PreScoreInterPodAffinity";
+const framework::StateKey kPreFilterKey{kPreFilterStateKey};
+const framework::StateKey kPreScoreKey{kPreScoreStateKey};
 // A (topologyKey, value) pair packed into one word.
 using PairKey = uint64_t;
 inline PairKey Pair(api::Symbol key, api::Symbol value) {
@@ -393,14 +395,14 @@ Status InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod_info,
   s->counts = m.counts;
   // The first pod of a group with affinity to itself may land anywhere.
   s->self_matches_all_affinity = IncomingMatchesAll(aff_terms, pod, handle_);
-  state.Write(kPreFilterStateKey, std::move(s));
+  state.Write(kPreFilterKey, std::move(s));
   return Status();
 }
 
 Status InterPodAffinity::UpdateWithPod(CycleState& state, const PodInfo& pod_to_schedule,
                                        const PodInfo& updated, const NodeInfo& node,
                                        int64_t delta) const {
-  auto s = state.Read<PreFilterState>(kPreFilterStateKey);
+  auto s = state.Read<PreFilterState>(kPreFilterKey);
   if (!s.ok()) return Status::FromAbsl(s.status());
   PreFilterState& st = **s;
   if (node.node() == nullptr) return Status();
@@ -436,7 +438,7 @@ Status InterPodAffinity::RemovePod(CycleState& state, const PodInfo& pod_to_sche
 Status InterPodAffinity::Filter(const CycleState& state, const PodInfo& pod_info, const NodeInfo& node_info) {
   const api::Node* node = node_info.node();
   if (node == nullptr) return Status::Error("node not found");
-  auto s = state.Read<PreFilterState>(kPreFilterStateKey);
+  auto s = state.Read<PreFilterState>(kPreFilterKey);
   if (!s.ok()) return Status::FromAbsl(s.status());
   const PreFilterState& st = **s;
   const api::Labels& labels = node->meta.labels;
@@ -552,14 +554,14 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod_info,
   }
   auto st = std::make_unique<PreScoreState>();
   st->data = std::move(data);
-  state.Write(kPreScoreStateKey, std::move(st));
+  state.Write(kPreScoreKey, std::move(st));
   return Status();
 }
 
 Status InterPodAffinity::Score(const CycleState& state, const PodInfo& /*pod*/, const NodeInfo& node_info,
                                int64_t* score) {
   *score = 0;
-  auto s = state.Read<PreScoreState>(kPreScoreStateKey);
+  auto s = state.Read<PreScoreState>(kPreScoreKey);
   if (!s.ok()) return Status::FromAbsl(s.status());
   const api::Node* node = node_info.node();
   if (node == nullptr) return Status::Error("node not found");
@@ -575,7 +577,7 @@ Status InterPodAffinity::Score(const CycleState& state, const PodInfo& /*pod*/, 
 
 Status InterPodAffinity::NormalizeScore(const CycleState& state, const PodInfo& /*pod*/,
                                         std::vector<framework::NodeScore>& scores) {
-  auto s = state.Read<PreScoreState>(kPreScoreStateKey);
+  auto s = state.Read<PreScoreState>(kPreScoreKey);
   if (!s.ok()) return Status::FromAbsl(s.status());
   if ((*s)->data->by_key.empty()) return Status();
   int64_t min_count = std::numeric_limits<int64_t>::max();

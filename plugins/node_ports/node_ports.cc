@@ -4,7 +4,9 @@
 #include <string>
 
 namespace gantry::plugins::node_ports {
+
 namespace {
+const framework::StateKey kPreFilterKey{kPreFilterStateKey};
 
 struct PreFilterState final : framework::StateData {
   std::vector<api::HostPort> ports;
@@ -37,13 +39,13 @@ framework::Status NodePorts::PreFilter(framework::CycleState& state, const frame
   if (ports.empty()) return framework::Status::Skip();
   auto s = std::make_unique<PreFilterState>();
   s->ports = ports;
-  state.Write(kPreFilterStateKey, std::move(s));
+  state.Write(kPreFilterKey, std::move(s));
   return framework::Status();
 }
 
 framework::Status NodePorts::Filter(const framework::CycleState& state, const framework::PodInfo&,
                                     const framework::NodeInfo& node) {
-  auto s = state.Read<PreFilterState>(kPreFilterStateKey);
+  auto s = state.Read<PreFilterState>(kPreFilterKey);
   if (!s.ok()) return framework::Status::FromAbsl(s.status());
   if (FitsPorts((*s)->ports, node)) return framework::Status();
   return framework::Status::Unschedulable(std::string(kErrReason));

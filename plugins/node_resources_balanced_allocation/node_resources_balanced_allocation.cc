@@ -9,6 +9,10 @@
 namespace gantry::plugins::node_resources_balanced_allocation {
 
 namespace {
+const framework::StateKey kPreScoreKey{kPreScoreStateKey};
+}  // namespace
+
+namespace {
 using node_resources_fit::Int64s;
 
 struct PreScoreState final : framework::StateData {
@@ -84,14 +88,14 @@ framework::Status NodeResourcesBalancedAllocation::PreScore(framework::CycleStat
   if (IsBestEffort(requests)) return framework::Status::Skip();
   auto s = std::make_unique<PreScoreState>();
   s->pod_requests = std::move(requests);
-  state.Write(kPreScoreStateKey, std::move(s));
+  state.Write(kPreScoreKey, std::move(s));
   return framework::Status();
 }
 
 framework::Status NodeResourcesBalancedAllocation::Score(const framework::CycleState& state,
                                                          const framework::PodInfo& pod,
                                                          const framework::NodeInfo& node, int64_t* score) {
-  auto s = state.Read<PreScoreState>(kPreScoreStateKey);
+  auto s = state.Read<PreScoreState>(kPreScoreKey);
   if (s.ok()) {
     *score = scorer_.Score(node, (*s)->pod_requests);
     return framework::Status();

@@ -8,6 +8,11 @@
 namespace gantry::plugins::node_resources_fit {
 
 namespace {
+const framework::StateKey kPreFilterKey{kPreFilterStateKey};
+const framework::StateKey kPreScoreKey{kPreScoreStateKey};
+}  // namespace
+
+namespace {
 struct PreFilterState final : framework::StateData {
   framework::Resource requests;             // scalar list: checked resources only
   std::vector<std::string> scalar_reasons;  // "Insufficient <name>", parallel to requests.scalar
@@ -310,13 +315,13 @@ framework::Status NodeResourcesFit::PreFilter(framework::CycleState& state, cons
     s->requests.scalar.push_back(a);
     s->scalar_reasons.push_back(gantry::StrCat("Insufficient ", a.name.view()));
   }
-  state.Write(kPreFilterStateKey, std::move(s));
+  state.Write(kPreFilterKey, std::move(s));
   return framework::Status();
 }
 
 framework::Status NodeResourcesFit::Filter(const framework::CycleState& state, const framework::PodInfo&,
                                            const framework::NodeInfo& node) {
-  auto st = state.Read<PreFilterState>(kPreFilterStateKey);
+  auto st = state.Read<PreFilterState>(kPreFilterKey);
   if (!st.ok()) return framework::Status::FromAbsl(st.status());
   const PreFilterState& s = **st;
   const framework::Resource& req = s.requests;
@@ -355,13 +360,13 @@ framework::Status NodeResourcesFit::PreScore(framework::CycleState& state, const
                                              const std::vector<const framework::NodeInfo*>&) {
   auto s = std::make_unique<PreScoreState>();
   s->pod_requests = scorer_.PodRequests(pod);
-  state.Write(kPreScoreStateKey, std::move(s));
+  state.Write(kPreScoreKey, std::move(s));
   return framework::Status();
 }
 
 framework::Status NodeResourcesFit::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                           const framework::NodeInfo& node, int64_t* score) {
-  auto s = state.Read<PreScoreState>(kPreScoreStateKey);
+  auto s = state.Read<PreScoreState>(kPreScoreKey);
   if (s.ok()) {
     *score = scorer_.Score(node, (*s)->pod_requests);
   } else {

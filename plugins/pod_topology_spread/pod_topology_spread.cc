@@ -22,6 +22,8 @@ using framework::Status;
 
 constexpr std::string_view kPreFilterStateKey = "PreFilterPodTopologySpread";
 constexpr std::string_view kPreScoreStateKey = "PreScorePodTopologySpread";
+const framework::StateKey kPreFilterKey{kPreFilterStateKey};
+const framework::StateKey kPreScoreKey{kPreScoreStateKey};
 constexpr std::string_view kLabelHostname = "kubernetes.io/hostname";
 constexpr std::string_view kLabelTopologyZone = "topology.kubernetes.io/zone";
 constexpr int32_t kNoDomain = std::numeric_limits<int32_t>::max();
@@ -590,14 +592,14 @@ Status PodTopologySpread::PreFilter(CycleState& state, const PodInfo& pod_info,
   for (size_t c = 0; c < nc; ++c) s->self_match[c] = cs[c].Matches(pod.meta.labels) ? 1 : 0;
   s->domains = m.domains;
   s->constraints = std::move(constraints);
-  state.Write(kPreFilterStateKey, std::move(s));
+  state.Write(kPreFilterKey, std::move(s));
   return Status();
 }
 
 Status PodTopologySpread::UpdateWithPod(CycleState& state, const api::Pod& preemptor,
                                         const api::Pod& updated, const NodeInfo& node_info,
                                         int delta) const {
-  auto s = state.Read<PreFilterState>(kPreFilterStateKey);
+  auto s = state.Read<PreFilterState>(kPreFilterKey);
   if (!s.ok()) return Status::FromAbsl(s.status());
   PreFilterState& st = **s;
   const api::Node* node = node_info.node();
@@ -628,7 +630,7 @@ Status PodTopologySpread::Filter(const CycleState& state, const PodInfo& /*pod*/
                                  const NodeInfo& node_info) {
   const api::Node* node = node_info.node();
   if (node == nullptr) return Status::Error("node not found");
-  auto s = state.Read<PreFilterState>(kPreFilterStateKey);
+  auto s = state.Read<PreFilterState>(kPreFilterKey);
   if (!s.ok()) return Status::FromAbsl(s.status());
   const PreFilterState& st = **s;
   if (!st.constraints) return Status();
@@ -714,14 +716,14 @@ Status PodTopologySpread::PreScore(CycleState& state, const PodInfo& pod_info,
   }
   auto st = std::make_unique<PreScoreState>();
   st->data = std::move(data);
-  state.Write(kPreScoreStateKey, std::move(st));
+  state.Write(kPreScoreKey, std::move(st));
   return Status();
 }
 
 Status PodTopologySpread::Score(const CycleState& state, const PodInfo& pod_info,
                                 const NodeInfo& node_info, int64_t* score) {
   *score = 0;
-  auto s = state.Read<PreScoreState>(kPreScoreStateKey);
+  auto s = state.Read<PreScoreState>(kPreScoreKey);
   if (!s.ok()) return Status::FromAbsl(s.status());
   const PreScoreData& d = *(*s)->data;
   const api::Node* node = node_info.node();
@@ -746,7 +748,7 @@ Status PodTopologySpread::Score(const CycleState& state, const PodInfo& pod_info
 
 Status PodTopologySpread::NormalizeScore(const CycleState& state, const PodInfo& /*pod*/,
                                          std::vector<framework::NodeScore>& scores) {
-  auto s = state.Read<PreScoreState>(kPreScoreStateKey);
+  auto s = state.Read<PreScoreState>(kPreScoreKey);
   if (!s.ok()) return Status::FromAbsl(s.status());
   const PreScoreData& d = *(*s)->data;
   constexpr int64_t kInvalid = -1;

@@ -6,7 +6,9 @@
 #include "plugins/helper/helper.h"
 
 namespace gantry::plugins::taint_toleration {
+
 namespace {
+const framework::StateKey kPreScoreKey{kPreScoreStateKey};
 
 bool DoNotSchedule(const api::Taint& t) {
   return t.effect == api::TaintEffect::kNoSchedule || t.effect == api::TaintEffect::kNoExecute;
@@ -29,7 +31,7 @@ std::vector<api::Toleration> PreferNoScheduleTolerations(const std::vector<api::
   return out;
 }
 
-int64_t CountIntolerablePreferNoSchedule(const std::vector<api::Taint>& taints,
+int64_t CountIntolerablePreferNoSchedule(absl::Span<const api::Taint> taints,
                                          const std::vector<api::Toleration>& tolerations) {
   int64_t count = 0;
   for (const api::Taint& t : taints) {
@@ -41,7 +43,7 @@ int64_t CountIntolerablePreferNoSchedule(const std::vector<api::Taint>& taints,
 
 }  // namespace
 
-const api::Taint* FindUntoleratedTaint(const std::vector<api::Taint>& taints,
+const api::Taint* FindUntoleratedTaint(absl::Span<const api::Taint> taints,
                                        const std::vector<api::Toleration>& tolerations) {
   for (const api::Taint& t : taints) {
     if (!DoNotSchedule(t)) continue;
@@ -58,7 +60,7 @@ framework::Status TaintToleration::Filter(const framework::CycleState&, const fr
                                           const framework::NodeInfo& node) {
   const api::Node* n = node.node();
   if (n == nullptr) return framework::Status::Error("invalid nodeInfo");
-  const api::Taint* taint = FindUntoleratedTaint(n->taints, pod.p().tolerations);
+  const api::Taint* taint = FindUntoleratedTaint(node.taints(), pod.p().tolerations);
   if (taint == nullptr) return framework::Status();
   return framework::Status::Unresolvable(UntoleratedTaintReason(*taint));
 }
@@ -67,7 +69,7 @@ framework::Status TaintToleration::PreScore(framework::CycleState& state, const 
                                             const std::vector<const framework::NodeInfo*>&) {
   auto s = std::make_unique<PreScoreState>();
   s->tolerations_prefer_no_schedule = PreferNoScheduleTolerations(pod.p().tolerations);
-  state.Write(kPreScoreStateKey, std::move(s));
+  state.Write(kPreScoreKey, std::move(s));
   return framework::Status();
 }
 
@@ -75,12 +77,13 @@ framework::Status TaintToleration::Score(const framework::CycleState& state, con
                                          const framework::NodeInfo& node, int64_t* score) {
   const api::Node* n = node.node();
   if (n == nullptr) return framework::Status::Error("invalid nodeInfo");
-  auto s = state.Read<PreScoreState>(kPreScoreStateKey);
+  auto s = state.Read<PreScoreState>(kPreScoreKey);
   if (s.ok()) {
-    *score = CountIntolerablePreferNoSchedule(n->taints, (*s)->tolerations_prefer_no_schedule);
+    *score = CountIntolerablePreferNoSchedule(node.taints(), (*s)->tolerations_prefer_no_schedule);
   } else {
     // PreScore disabled: compute on the fly, as upstream falls back.
-    *score = CountIntolerablePreferNoSchedule(n->taints, PreferNoScheduleTolerations(pod.p().tolerations));
+    *score = CountIntolerablePreferNoSchedule(node.taints(),
+                                              PreferNoScheduleTolerations(pod.p().tolerations));
   }
   return framework::Status();
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "gantry/plugin.h"
 #include "gantry/registry.h"
 
@@ -47,7 +48,7 @@ class TaintToleration final : public framework::FilterPlugin,
 };
 
 // The first NoSchedule/NoExecute taint of `taints` not tolerated, or null.
-const api::Taint* FindUntoleratedTaint(const std::vector<api::Taint>& taints,
+const api::Taint* FindUntoleratedTaint(absl::Span<const api::Taint> taints,
                                        const std::vector<api::Toleration>& tolerations);
 
 // Upstream's reason text for an untolerated taint.

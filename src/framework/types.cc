@@ -1,13 +1,17 @@
 // Implementation of the plugin-facing value types in include/gantry/.
+#include "gantry/types.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <mutex>
 
 #include "gantry/clock.h"
+#include "gantry/cycle_state.h"
 #include "gantry/events.h"
 #include "gantry/registry.h"
 #include "gantry/status.h"
-#include "gantry/types.h"
 #include "gantry/util/strings.h"
 
 namespace gantry {
@@ -50,12 +54,18 @@ Status Status::FromAbsl(const absl::Status& st) {
 }
 
 std::string Status::Message() const {
+  const std::vector<std::string>& r = reasons();
   std::string out;
-  for (size_t i = 0; i < reasons_.size(); ++i) {
+  for (size_t i = 0; i < r.size(); ++i) {
     if (i > 0) out += ", ";
-    out += reasons_[i];
+    out += r[i];
   }
   return out;
+}
+
+const std::vector<std::string>& Status::NoReasons() {
+  static const std::vector<std::string>* const kNone = new std::vector<std::string>();
+  return *kNone;
 }
 
 std::string_view EventResourceName(EventResource r) {
@@ -75,6 +85,54 @@ std::string_view EventResourceName(EventResource r) {
     case EventResource::kWildcard: return "*";
   }
   return "?";
+}
+
+// ---- CycleState -----------------------------------------------------------
+
+namespace {
+
+// Key text -> id. Ids are dense, so CycleState can index a vector by them.
+struct StateKeyTable {
+  std::mutex mu;
+  absl::flat_hash_map<std::string, uint32_t> ids;
+  std::deque<std::string> names;  // by id; a deque keeps addresses stable
+};
+
+StateKeyTable& Keys() {
+  static StateKeyTable* table = new StateKeyTable();
+  return *table;
+}
+
+}  // namespace
+
+StateKey::StateKey(std::string_view name) {
+  // The string_view overloads of CycleState construct a key per call, also
+  // from parallel Filter/Score: a per-thread cache keeps them off the lock.
+  thread_local absl::flat_hash_map<std::string, std::pair<uint32_t, const std::string*>> cache;
+  if (auto it = cache.find(gantry::AsAbsl(name)); it != cache.end()) {
+    id_ = it->second.first;
+    name_ = it->second.second;
+    return;
+  }
+  StateKeyTable& t = Keys();
+  {
+    std::lock_guard<std::mutex> lock(t.mu);
+    auto [it, inserted] =
+        t.ids.try_emplace(std::string(name), static_cast<uint32_t>(t.names.size()));
+    if (inserted) t.names.emplace_back(name);
+    id_ = it->second;
+    name_ = &t.names[id_];
+  }
+  cache.emplace(std::string(name), std::make_pair(id_, name_));
+}
+
+absl::Status CycleState::ReadError(const StateKey& key, bool present) {
+  if (!present) {
+    return absl::NotFoundError(
+        gantry::StrCat("error reading \"", key.name(), "\" from cycleState: not found"));
+  }
+  return absl::InternalError(
+      gantry::StrCat("cycleState key \"", key.name(), "\" has an unexpected type"));
 }
 
 // ---- Registry -------------------------------------------------------------
@@ -317,6 +375,7 @@ void NodeInfo::SetNode(std::shared_ptr<const api::Node> node) {
   node_ = std::move(node);
   name_ = node_ ? std::string_view(node_->meta.name) : std::string_view();
   unschedulable_ = node_ ? node_->unschedulable : false;
+  taints_ = node_ ? absl::MakeConstSpan(node_->taints) : absl::Span<const api::Taint>();
   allocatable_ = node_ ? Resource::FromList(node_->allocatable) : Resource();
   Bump();
 }
