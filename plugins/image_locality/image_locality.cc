@@ -75,9 +75,8 @@ framework::Status ImageLocality::PreScore(framework::CycleState& state, const fr
 
 framework::Status ImageLocality::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                        const framework::NodeInfo& node, int64_t* score) {
-  auto s = state.Read<PreScoreState>(kPreScoreKey);
-  if (s.ok()) {
-    *score = CalculatePriority(SumImageScores(**s, node), (*s)->num_containers);
+  if (const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey)) {
+    *score = CalculatePriority(SumImageScores(*s, node), s->num_containers);
     return framework::Status();
   }
   PreScoreState local;

@@ -45,9 +45,9 @@ framework::Status NodePorts::PreFilter(framework::CycleState& state, const frame
 
 framework::Status NodePorts::Filter(const framework::CycleState& state, const framework::PodInfo&,
                                     const framework::NodeInfo& node) {
-  auto s = state.Read<PreFilterState>(kPreFilterKey);
-  if (!s.ok()) return framework::Status::FromAbsl(s.status());
-  if (FitsPorts((*s)->ports, node)) return framework::Status();
+  const PreFilterState* s = state.Get<PreFilterState>(kPreFilterKey);
+  if (s == nullptr) return framework::Status::FromAbsl(state.Read<PreFilterState>(kPreFilterKey).status());
+  if (FitsPorts(s->ports, node)) return framework::Status();
   return framework::Status::Unschedulable(std::string(kErrReason));
 }
 

@@ -95,9 +95,8 @@ framework::Status NodeResourcesBalancedAllocation::PreScore(framework::CycleStat
 framework::Status NodeResourcesBalancedAllocation::Score(const framework::CycleState& state,
                                                          const framework::PodInfo& pod,
                                                          const framework::NodeInfo& node, int64_t* score) {
-  auto s = state.Read<PreScoreState>(kPreScoreKey);
-  if (s.ok()) {
-    *score = scorer_.Score(node, (*s)->pod_requests);
+  if (const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey)) {
+    *score = scorer_.Score(node, s->pod_requests);
     return framework::Status();
   }
   Int64s requests = scorer_.PodRequests(pod);

@@ -321,9 +321,11 @@ framework::Status NodeResourcesFit::PreFilter(framework::CycleState& state, cons
 
 framework::Status NodeResourcesFit::Filter(const framework::CycleState& state, const framework::PodInfo&,
                                            const framework::NodeInfo& node) {
-  auto st = state.Read<PreFilterState>(kPreFilterKey);
-  if (!st.ok()) return framework::Status::FromAbsl(st.status());
-  const PreFilterState& s = **st;
+  const PreFilterState* found = state.Get<PreFilterState>(kPreFilterKey);
+  if (found == nullptr) {
+    return framework::Status::FromAbsl(state.Read<PreFilterState>(kPreFilterKey).status());
+  }
+  const PreFilterState& s = *found;
   const framework::Resource& req = s.requests;
   const framework::Resource& alloc = node.allocatable();
   const framework::Resource& used = node.requested();
@@ -366,9 +368,8 @@ framework::Status NodeResourcesFit::PreScore(framework::CycleState& state, const
 
 framework::Status NodeResourcesFit::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                           const framework::NodeInfo& node, int64_t* score) {
-  auto s = state.Read<PreScoreState>(kPreScoreKey);
-  if (s.ok()) {
-    *score = scorer_.Score(node, (*s)->pod_requests);
+  if (const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey)) {
+    *score = scorer_.Score(node, s->pod_requests);
   } else {
     *score = scorer_.Score(node, scorer_.PodRequests(pod));
   }

@@ -150,6 +150,7 @@ ResourceAllocationScorer::ResourceAllocationScorer(
       kinds_.push_back(Kind::kScalar);
     }
   }
+  cpu_memory_only_ = kinds_.size() == 2 && kinds_[0] == Kind::kCpu && kinds_[1] == Kind::kMemory;
 }
 
 Int64s ResourceAllocationScorer::PodRequests(const framework::PodInfo& pod) const {
@@ -206,6 +207,15 @@ void ResourceAllocationScorer::AllocatableRequest(const framework::NodeInfo& nod
 
 int64_t ResourceAllocationScorer::Score(const framework::NodeInfo& node, const Int64s& pod_requests) const {
   const size_t n = names_.size();
+  if (cpu_memory_only_) {
+    // The default resource list: no per-resource dispatch.
+    const framework::Resource& requested = use_requested_ ? node.requested() : node.non_zero_requested();
+    const framework::Resource& allocatable = node.allocatable();
+    const int64_t alloc[2] = {allocatable.milli_cpu, allocatable.memory};
+    const int64_t req[2] = {alloc[0] == 0 ? 0 : requested.milli_cpu + pod_requests[0],
+                            alloc[1] == 0 ? 0 : requested.memory + pod_requests[1]};
+    return folder_.Fold(req, alloc, 2);
+  }
   constexpr size_t kOnStack = 8;
   int64_t requested_buf[kOnStack], allocatable_buf[kOnStack];
   Int64s requested_heap, allocatable_heap;

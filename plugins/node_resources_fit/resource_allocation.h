@@ -73,6 +73,7 @@ class ResourceAllocationScorer {
   std::vector<api::Symbol> names_;
   std::vector<Kind> kinds_;
   bool use_requested_;
+  bool cpu_memory_only_ = false;  // names_ is exactly {cpu, memory}
   ScoreFolder folder_;
 };
 

@@ -75,11 +75,9 @@ framework::Status TaintToleration::PreScore(framework::CycleState& state, const 
 
 framework::Status TaintToleration::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                          const framework::NodeInfo& node, int64_t* score) {
-  const api::Node* n = node.node();
-  if (n == nullptr) return framework::Status::Error("invalid nodeInfo");
-  auto s = state.Read<PreScoreState>(kPreScoreKey);
-  if (s.ok()) {
-    *score = CountIntolerablePreferNoSchedule(node.taints(), (*s)->tolerations_prefer_no_schedule);
+  if (node.node() == nullptr) return framework::Status::Error("invalid nodeInfo");
+  if (const PreScoreState* s = state.Get<PreScoreState>(kPreScoreKey)) {
+    *score = CountIntolerablePreferNoSchedule(node.taints(), s->tolerations_prefer_no_schedule);
   } else {
     // PreScore disabled: compute on the fly, as upstream falls back.
     *score = CountIntolerablePreferNoSchedule(node.taints(),
