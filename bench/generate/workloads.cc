@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 #include <string_view>
+#include <utility>
 
 #include "bench/dra/workload.h"
 #include "gantry/util/strings.h"
@@ -480,7 +481,7 @@ absl::StatusOr<nlohmann::json> RunWorkload(const WorkloadOptions& opts) {
       *cfg, registry, cluster, writer, clock, opts.seed, /*binding_workers=*/0);
   if (!bundle.ok()) return bundle.status();
   sim::SimulationResult result =
-      sim::RunSimulation(objects, *bundle->scheduler, writer, clock, opts.seed);
+      sim::RunSimulation(std::move(objects), *bundle->scheduler, writer, clock, opts.seed);
 
   const std::string label = gantry::StrCat(wc->name, "/", size->name);
   // Only the measured namespace counts (churn pods are load).

@@ -26,7 +26,7 @@ void BM_Loader_DecodeJson(benchmark::State& state) {
     gantry::sim::LoadStats stats;
     absl::Status st = gantry::sim::LoadClusterText("bench.json", text, true, &set, &stats);
     if (!st.ok()) state.SkipWithError(std::string(st.message()).c_str());
-    benchmark::DoNotOptimize(set.pods.data());
+    benchmark::DoNotOptimize(set.pods.size());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
@@ -40,7 +40,7 @@ void BM_Loader_DecodeYaml(benchmark::State& state) {
     gantry::sim::LoadStats stats;
     absl::Status st = gantry::sim::LoadClusterText("bench.yaml", text, false, &set, &stats);
     if (!st.ok()) state.SkipWithError(std::string(st.message()).c_str());
-    benchmark::DoNotOptimize(set.pods.data());
+    benchmark::DoNotOptimize(set.pods.size());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));

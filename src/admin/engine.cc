@@ -490,7 +490,7 @@ absl::StatusOr<v1::WhatIfResponse> WhatIf(const v1::WhatIfRequest& request,
   auto append = [](auto& to, auto& from) {
     to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
   };
-  std::vector<api::Pod> pods = added.pods;
+  std::vector<api::Pod> pods(added.pods.begin(), added.pods.end());
   append(objects.pods, added.pods);
   append(objects.pod_groups, added.pod_groups);
   append(objects.composite_pod_groups, added.composite_pod_groups);

@@ -5,6 +5,7 @@
 #define GANTRY_SRC_API_OBJECTS_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,7 +43,9 @@ Kind KindFromTypeMeta(std::string_view api_version, std::string_view kind);
 std::string_view KindName(Kind kind);
 
 struct ObjectSet {
-  std::vector<Pod> pods;
+  // A deque, so that a consumer can release the pods as it takes them (see
+  // sim::RunSimulation(ObjectSet&&, ...)): the largest snapshots are mostly pods.
+  std::deque<Pod> pods;
   std::vector<Node> nodes;
   std::vector<Namespace> namespaces;
   std::vector<PriorityClass> priority_classes;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugins/registry/registry.h"
@@ -96,14 +97,17 @@ int RunSimulate(const SimulateOptions& opts) {
     std::fprintf(stderr, "gantry simulate: %s\n", Msg(bundle.status()).c_str());
     return 2;
   }
+  // The run takes the pods over (held once, not copied): keep what the
+  // utilisation report needs first.
+  const sim::UtilisationBase utilisation = sim::TakeUtilisationBase(objects);
   sim::SimulationResult result =
-      sim::RunSimulation(objects, *bundle->scheduler, writer, clock, opts.seed, TerminalProgress());
+      sim::RunSimulation(std::move(objects), *bundle->scheduler, writer, clock, opts.seed, TerminalProgress());
 
   nlohmann::json report = sim::InventoryJson(inv);
   report.update(sim::ResultJson(result));
   report["seed"] = opts.seed;
   report["load_seconds"] = load_seconds;
-  report["utilisation"] = sim::UtilisationJson(objects, result);
+  report["utilisation"] = sim::UtilisationJson(utilisation, result);
 
   std::printf("Cluster %s: %lld node(s), %lld pending pod(s), %lld bound pod(s); loaded in %.3f s\n",
               opts.cluster.c_str(), static_cast<long long>(inv.nodes),

@@ -34,6 +34,44 @@ std::string_view StringField(api::JsonValue v, const char* key) {
   return s;
 }
 
+// Decodes one object of a known or defaulted kind into `out`; `path` is the
+// object's path within its document (for error positions).
+template <typename Resolver>
+absl::Status DecodeObject(std::string_view source, api::JsonValue obj, const std::vector<api::PathSegment>& path,
+                          std::string_view default_api_version, std::string_view default_kind,
+                          Resolver&& resolve, api::ObjectSet* out, LoadStats* stats,
+                          std::vector<RawObject>* raw) {
+  if (!obj.is_object()) {
+    api::DecodeError e{"object", "", {}, gantry::StrCat("expected an object, got ", api::JsonTypeName(obj))};
+    return absl::InvalidArgumentError(FormatError(source, e, resolve, path));
+  }
+  std::string_view api_version = StringField(obj, "apiVersion");
+  std::string_view kind = StringField(obj, "kind");
+  if (api_version.empty()) api_version = default_api_version;
+  if (kind.empty()) kind = default_kind;
+  if (kind.empty()) {
+    api::DecodeError e{"object", api::ObjectIdentity(obj), {std::string("kind")}, "Required value: every object needs apiVersion and kind"};
+    return absl::InvalidArgumentError(FormatError(source, e, resolve, path));
+  }
+  api::Kind k = api::KindFromTypeMeta(api_version, kind);
+  if (k == api::Kind::kUnknown) {
+    stats->skipped_kinds[gantry::StrCat(api_version, " ", kind)]++;
+    return absl::OkStatus();
+  }
+  api::Decoder d(kind);
+  api::DecodeInto(k, d, obj, out);
+  if (auto err = d.TakeError(obj)) {
+    return absl::InvalidArgumentError(FormatError(source, *err, resolve, path));
+  }
+  stats->objects++;
+  if (raw != nullptr) {
+    absl::StatusOr<RawObject> r = MakeRawObject(source, simdjson::minify(obj), api_version, kind);
+    if (!r.ok()) return r.status();
+    raw->push_back(std::move(*r));
+  }
+  return absl::OkStatus();
+}
+
 // Decodes one top-level JSON value: an object, a List of objects, or an
 // array of objects. `prefix` is the value's path within its document.
 template <typename Resolver>
@@ -43,35 +81,7 @@ absl::Status DecodeValue(std::string_view source, api::JsonValue root,
   auto decode_one = [&](api::JsonValue obj, const std::vector<api::PathSegment>& path,
                         std::string_view default_api_version,
                         std::string_view default_kind) -> absl::Status {
-    if (!obj.is_object()) {
-      api::DecodeError e{"object", "", {}, gantry::StrCat("expected an object, got ", api::JsonTypeName(obj))};
-      return absl::InvalidArgumentError(FormatError(source, e, resolve, path));
-    }
-    std::string_view api_version = StringField(obj, "apiVersion");
-    std::string_view kind = StringField(obj, "kind");
-    if (api_version.empty()) api_version = default_api_version;
-    if (kind.empty()) kind = default_kind;
-    if (kind.empty()) {
-      api::DecodeError e{"object", api::ObjectIdentity(obj), {std::string("kind")}, "Required value: every object needs apiVersion and kind"};
-      return absl::InvalidArgumentError(FormatError(source, e, resolve, path));
-    }
-    api::Kind k = api::KindFromTypeMeta(api_version, kind);
-    if (k == api::Kind::kUnknown) {
-      stats->skipped_kinds[gantry::StrCat(api_version, " ", kind)]++;
-      return absl::OkStatus();
-    }
-    api::Decoder d(kind);
-    api::DecodeInto(k, d, obj, out);
-    if (auto err = d.TakeError(obj)) {
-      return absl::InvalidArgumentError(FormatError(source, *err, resolve, path));
-    }
-    stats->objects++;
-    if (raw != nullptr) {
-      absl::StatusOr<RawObject> r = MakeRawObject(source, simdjson::minify(obj), api_version, kind);
-      if (!r.ok()) return r.status();
-      raw->push_back(std::move(*r));
-    }
-    return absl::OkStatus();
+    return DecodeObject(source, obj, path, default_api_version, default_kind, resolve, out, stats, raw);
   };
 
   if (root.is_null()) return absl::OkStatus();
@@ -112,30 +122,161 @@ absl::Status DecodeValue(std::string_view source, api::JsonValue root,
   return decode_one(root, prefix, "", "");
 }
 
+// The items of a top-level JSON array of objects, or of a List object, as
+// text inside the document.
+struct SplitDocument {
+  bool is_list = false;
+  std::string item_kind;         // PodList -> Pod; empty for a plain List or an array
+  std::string item_api_version;  // the typed List's apiVersion
+  std::vector<std::string_view> items;
+};
+
+bool OnlyWhitespace(std::string_view rest) {
+  return std::all_of(rest.begin(), rest.end(),
+                     [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
+}
+
+bool CollectObjectTexts(simdjson::ondemand::array arr, std::vector<std::string_view>* items) {
+  for (auto element : arr) {
+    simdjson::ondemand::object obj;
+    std::string_view text;
+    if (element.get_object().get(obj) != simdjson::SUCCESS) return false;
+    if (obj.raw_json().get(text) != simdjson::SUCCESS) return false;
+    items->push_back(text);
+  }
+  return true;
+}
+
+// Finds each item's text with simdjson's on-demand parser, which builds no
+// tape: decoding the items one DOM at a time keeps a large snapshot's peak
+// memory near the size of its text plus the decoded objects. Returns false
+// when the text has another shape or a syntax error; the caller then parses
+// it whole, which also reports errors with their position.
+bool SplitTopLevel(const simdjson::padded_string& padded, SplitDocument* out) {
+  const std::string_view text(padded.data(), padded.size());
+  simdjson::ondemand::parser parser;
+  {
+    // The value must be all of the text, bar whitespace.
+    simdjson::ondemand::document doc;
+    std::string_view whole;
+    if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return false;
+    if (doc.raw_json().get(whole) != simdjson::SUCCESS) return false;
+    if (!OnlyWhitespace(text.substr(static_cast<size_t>(whole.data() + whole.size() - text.data())))) return false;
+  }
+  simdjson::ondemand::document doc;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return false;
+  simdjson::ondemand::json_type type;
+  if (doc.type().get(type) != simdjson::SUCCESS) return false;
+  if (type == simdjson::ondemand::json_type::array) {
+    simdjson::ondemand::array arr;
+    if (doc.get_array().get(arr) != simdjson::SUCCESS) return false;
+    return CollectObjectTexts(arr, &out->items);
+  }
+  if (type != simdjson::ondemand::json_type::object) return false;
+  simdjson::ondemand::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS) return false;
+  std::string kind, api_version;
+  bool have_items = false;
+  for (auto field : root) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return false;
+    if (key == "kind" || key == "apiVersion") {
+      std::string_view v;
+      if (field.value().get_string().get(v) != simdjson::SUCCESS) return false;
+      (key == "kind" ? kind : api_version) = std::string(v);
+    } else if (key == "items") {
+      simdjson::ondemand::array arr;
+      if (have_items || field.value().get_array().get(arr) != simdjson::SUCCESS) return false;
+      if (!CollectObjectTexts(arr, &out->items)) return false;
+      have_items = true;
+    }
+  }
+  if (!have_items || !std::string_view(kind).ends_with("List")) return false;
+  out->is_list = true;
+  if (kind != "List") {
+    out->item_kind = kind.substr(0, kind.size() - 4);
+    out->item_api_version = api_version;
+  }
+  return true;
+}
+
 // Parses JSON that already sits in simdjson's padded buffer (no copy).
+// The error for JSON that simdjson rejected with `err`: simdjson reports no
+// position, so a second parser says where the syntax breaks.
+absl::Status SyntaxError(std::string_view source, std::string_view text, simdjson::error_code err) {
+  try {
+    nlohmann::json probe = nlohmann::json::parse(text.begin(), text.end());
+    (void)probe;
+  } catch (const nlohmann::json::parse_error& e) {
+    api::SourcePosition pos = api::OffsetToPosition(text, e.byte > 0 ? e.byte - 1 : 0);
+    return absl::InvalidArgumentError(
+        gantry::StrCat(source, ":", pos.line, ":", pos.column, ": invalid JSON: ", e.what()));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(gantry::StrCat(source, ": invalid JSON: ", e.what()));
+  }
+  return absl::InvalidArgumentError(gantry::StrCat(source, ": invalid JSON: ", simdjson::error_message(err)));
+}
+
+// Decodes the items of `split` (from SplitTopLevel over `text`) one DOM at a time.
+template <typename Resolver>
+absl::Status DecodeItems(std::string_view source, std::string_view text, const SplitDocument& split,
+                         Resolver&& resolve, api::ObjectSet* out, LoadStats* stats, std::vector<RawObject>* raw) {
+  // The on-demand pass does not validate what it skips: check the document
+  // with each item replaced by {} (small), and each item below. Both valid
+  // means the whole text is valid JSON.
+  std::string skeleton;
+  size_t from = 0;
+  for (std::string_view item : split.items) {
+    const auto at = static_cast<size_t>(item.data() - text.data());
+    skeleton.append(text.substr(from, at - from)).append("{}");
+    from = at + item.size();
+  }
+  skeleton.append(text.substr(from));
+  simdjson::dom::parser parser;
+  api::JsonValue obj;
+  if (auto err = parser.parse(skeleton).get(obj); err != simdjson::SUCCESS) return SyntaxError(source, text, err);
+  for (size_t i = 0; i < split.items.size(); ++i) {
+    const std::string_view item = split.items[i];
+    // The item lies inside the padded buffer, so the padding the parser
+    // reads past its end is there.
+    if (auto err = parser.parse(item.data(), item.size(), false).get(obj); err != simdjson::SUCCESS) {
+      return SyntaxError(source, text, err);
+    }
+    std::vector<api::PathSegment> path;
+    if (split.is_list) path.emplace_back(std::string("items"));
+    path.emplace_back(i);
+    GANTRY_RETURN_IF_ERROR(
+        DecodeObject(source, obj, path, split.item_api_version, split.item_kind, resolve, out, stats, raw));
+  }
+  return absl::OkStatus();
+}
+
+// Parses JSON that already sits in simdjson's padded buffer (no copy). A
+// List or array is decoded an item at a time (see SplitTopLevel); any other
+// value through one DOM of the whole text.
 absl::Status LoadPaddedJson(std::string_view source, const simdjson::padded_string& padded, api::ObjectSet* out,
                             LoadStats* stats, std::vector<RawObject>* raw) {
   const std::string_view text(padded.data(), padded.size());
-  simdjson::dom::parser parser;
-  api::JsonValue root;
-  if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) {
-    // simdjson reports no position; ask a second parser where the syntax breaks.
-    try {
-      nlohmann::json probe = nlohmann::json::parse(text.begin(), text.end());
-      (void)probe;
-    } catch (const nlohmann::json::parse_error& e) {
-      api::SourcePosition pos = api::OffsetToPosition(text, e.byte > 0 ? e.byte - 1 : 0);
-      return absl::InvalidArgumentError(
-          gantry::StrCat(source, ":", pos.line, ":", pos.column, ": invalid JSON: ", e.what()));
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(gantry::StrCat(source, ": invalid JSON: ", e.what()));
-    }
-    return absl::InvalidArgumentError(
-        gantry::StrCat(source, ": invalid JSON: ", simdjson::error_message(err)));
-  }
   auto resolve = [&](const std::vector<api::PathSegment>& path) {
     return api::ResolveJsonPosition(text, path);
   };
+  SplitDocument split;
+  if (SplitTopLevel(padded, &split)) {
+    absl::Status st = DecodeItems(source, text, split, resolve, out, stats, raw);
+    if (st.ok()) return st;
+    // Report what parsing the whole text reports: a syntax error anywhere in
+    // the document comes before a decode error in an earlier item.
+    api::ObjectSet scratch;
+    LoadStats scratch_stats;
+    simdjson::dom::parser parser;
+    api::JsonValue root;
+    if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) return SyntaxError(source, text, err);
+    absl::Status whole = DecodeValue(source, root, {}, resolve, &scratch, &scratch_stats, nullptr);
+    return whole.ok() ? st : whole;
+  }
+  simdjson::dom::parser parser;
+  api::JsonValue root;
+  if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) return SyntaxError(source, text, err);
   return DecodeValue(source, root, {}, resolve, out, stats, raw);
 }
 

@@ -152,10 +152,10 @@ double ProcessCpuSeconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-std::shared_ptr<const api::Pod> WithUid(const api::Pod& pod) {
-  auto copy = std::make_shared<api::Pod>(pod);
-  if (copy->meta.uid.empty()) copy->meta.uid = gantry::StrCat("sim-", copy->meta.Key());
-  return copy;
+std::shared_ptr<api::Pod> WithUid(api::Pod pod) {
+  auto owned = std::make_shared<api::Pod>(std::move(pod));
+  if (owned->meta.uid.empty()) owned->meta.uid = gantry::StrCat("sim-", owned->meta.Key());
+  return owned;
 }
 
 }  // namespace
@@ -219,9 +219,12 @@ api::ResourceClaim InstantiateGroupClaim(const api::PodGroup& group, api::Symbol
                            kPodGroupClaimNameAnnotation, tmpl, seed);
 }
 
-SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Scheduler& sched,
-                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed,
-                               const ProgressFn& progress) {
+namespace {
+
+// RunSimulation; with `take_pods`, the pods are moved out of it (it is
+// objects.pods) rather than copied.
+SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_pods, scheduler::Scheduler& sched,
+                     InMemoryWriter& writer, FakeClock& clock, uint64_t seed, const ProgressFn& progress) {
   SimulationResult result;
   AttemptRecorder recorder(&result);
   sched.AddObserver(&recorder);
@@ -315,14 +318,34 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
     }
     return copy ? std::shared_ptr<const api::Pod>(copy) : pod;
   };
-  for (const api::Pod& pod : objects.pods) {
-    if (pod.IsBound() && !pod.IsTerminal()) sched.OnPodAdd(WithUid(pod));
-  }
+  // Bound pods first, then the pending ones, each in snapshot order.
   int64_t pending_total = 0;
-  for (const api::Pod& pod : objects.pods) {
-    if (!pod.IsBound() && !pod.IsTerminal()) {
-      sched.OnPodAdd(with_claims(WithUid(pod)));
+  if (take_pods != nullptr) {
+    std::vector<std::shared_ptr<api::Pod>> pending;
+    while (!take_pods->empty()) {
+      if (!take_pods->front().IsTerminal()) {
+        std::shared_ptr<api::Pod> pod = WithUid(std::move(take_pods->front()));
+        if (pod->IsBound()) {
+          sched.OnPodAdd(std::move(pod));
+        } else {
+          pending.push_back(std::move(pod));
+        }
+      }
+      take_pods->pop_front();  // frees the deque's blocks as they empty
+    }
+    for (std::shared_ptr<api::Pod>& pod : pending) {
+      sched.OnPodAdd(with_claims(std::move(pod)));
       ++pending_total;
+    }
+  } else {
+    for (const api::Pod& pod : objects.pods) {
+      if (pod.IsBound() && !pod.IsTerminal()) sched.OnPodAdd(WithUid(pod));
+    }
+    for (const api::Pod& pod : objects.pods) {
+      if (!pod.IsBound() && !pod.IsTerminal()) {
+        sched.OnPodAdd(with_claims(WithUid(pod)));
+        ++pending_total;
+      }
     }
   }
 
@@ -567,23 +590,55 @@ SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Schedul
   return result;
 }
 
-nlohmann::json UtilisationJson(const api::ObjectSet& objects, const SimulationResult& result) {
-  absl::flat_hash_map<std::string, const api::Pod*> by_key;
-  for (const api::Pod& p : objects.pods) by_key[p.meta.Key()] = &p;
-  std::map<std::string, std::pair<int64_t, int64_t>> totals;  // name -> (requested, allocatable)
+}  // namespace
+
+SimulationResult RunSimulation(const api::ObjectSet& objects, scheduler::Scheduler& sched,
+                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed,
+                               const ProgressFn& progress) {
+  return Run(objects, nullptr, sched, writer, clock, seed, progress);
+}
+
+SimulationResult RunSimulation(api::ObjectSet&& objects, scheduler::Scheduler& sched,
+                               InMemoryWriter& writer, FakeClock& clock, uint64_t seed,
+                               const ProgressFn& progress) {
+  return Run(objects, &objects.pods, sched, writer, clock, seed, progress);
+}
+
+namespace {
+
+void AddRequests(const api::ResourceList& requests,
+                 std::map<std::string, std::pair<int64_t, int64_t>>* totals) {
+  for (const api::ResourceAmount& a : requests.items()) (*totals)[a.name.str()].first += a.value;
+  (*totals)["pods"].first += 1;
+}
+
+}  // namespace
+
+UtilisationBase TakeUtilisationBase(const api::ObjectSet& objects) {
+  UtilisationBase base;
   for (const api::Node& n : objects.nodes) {
-    for (const api::ResourceAmount& a : n.allocatable.items()) totals[a.name.str()].second += a.value;
+    for (const api::ResourceAmount& a : n.allocatable.items()) base.totals[a.name.str()].second += a.value;
   }
-  auto add_pod = [&](const api::Pod& p) {
-    for (const api::ResourceAmount& a : p.requests.items()) totals[a.name.str()].first += a.value;
-    totals["pods"].first += 1;
-  };
   for (const api::Pod& p : objects.pods) {
-    if (p.IsBound() && !p.IsTerminal()) add_pod(p);
+    if (p.IsTerminal()) continue;
+    if (p.IsBound()) {
+      AddRequests(p.requests, &base.totals);
+    } else {
+      base.pending.emplace(p.meta.Key(), p.requests);
+    }
   }
+  return base;
+}
+
+nlohmann::json UtilisationJson(const api::ObjectSet& objects, const SimulationResult& result) {
+  return UtilisationJson(TakeUtilisationBase(objects), result);
+}
+
+nlohmann::json UtilisationJson(const UtilisationBase& base, const SimulationResult& result) {
+  std::map<std::string, std::pair<int64_t, int64_t>> totals = base.totals;
   for (const auto& [key, node] : result.placements) {
-    auto it = by_key.find(key);
-    if (it != by_key.end()) add_pod(*it->second);
+    auto it = base.pending.find(key);
+    if (it != base.pending.end()) AddRequests(it->second, &totals);
   }
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, t] : totals) {

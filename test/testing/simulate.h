@@ -1,4 +1,4 @@
-// Test helper shared by the preemption suites: runs a cluster given as YAML through
+// Test helpers shared by the preemption and simulation suites: run a cluster given as YAML through
 // the real engine offline (default configuration, built-in plugins, the
 // simulator's virtual clock starting at 1,000 s).
 #ifndef GANTRY_TEST_TESTING_SIMULATE_H_
@@ -15,7 +15,10 @@
 
 namespace gantry::testing {
 
-inline sim::SimulationResult SimulateYaml(const std::string& yaml) {
+// Loads `yaml`, builds the default scheduler and hands the objects to `run`
+// (which calls one of the sim::RunSimulation overloads).
+template <typename RunFn>
+auto SimulateYamlWith(const std::string& yaml, RunFn&& run) {
   framework::Registry registry;
   EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
   auto cfg = config::DefaultConfig(registry);
@@ -29,7 +32,14 @@ inline sim::SimulationResult SimulateYaml(const std::string& yaml) {
   sim::InMemoryWriter writer;
   auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
   EXPECT_TRUE(bundle.ok()) << bundle.status();
-  return sim::RunSimulation(objects, *bundle->scheduler, writer, clock);
+  return run(objects, *bundle->scheduler, writer, clock);
+}
+
+inline sim::SimulationResult SimulateYaml(const std::string& yaml) {
+  return SimulateYamlWith(yaml, [](api::ObjectSet& objects, scheduler::Scheduler& sched,
+                                   sim::InMemoryWriter& writer, FakeClock& clock) {
+    return sim::RunSimulation(objects, sched, writer, clock);
+  });
 }
 
 }  // namespace gantry::testing

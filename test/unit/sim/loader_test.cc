@@ -166,6 +166,20 @@ TEST(LoaderShapesTest, TypedListWithoutItemKinds) {
   EXPECT_EQ(set.nodes.size(), 1u);
 }
 
+// Lists are decoded an item at a time; kind and apiVersion may come after
+// the items, and fields other than items are ignored.
+TEST(LoaderShapesTest, ListFieldsInAnyOrder) {
+  const std::string json =
+      R"({"metadata": {"resourceVersion": "7"}, "items": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}],)"
+      R"( "apiVersion": "v1", "kind": "NodeList"})";
+  api::ObjectSet set;
+  LoadStats stats;
+  ASSERT_TRUE(LoadText(json, true, &set, &stats).ok());
+  ASSERT_EQ(set.nodes.size(), 2u);
+  EXPECT_EQ(set.nodes[1].meta.name, "b");
+  EXPECT_EQ(stats.objects, 2);
+}
+
 TEST(LoaderShapesTest, EmptyAndNullLists) {
   api::ObjectSet set;
   LoadStats stats;
@@ -303,6 +317,14 @@ const ErrorCase kErrorCases[] = {
      "in.json:1:47: List: items: expected an array, got object"},
     {"json syntax", "{\n  \"kind\": \"Pod\",\n  \"metadata\": {\"name\": \"x\"\n", true, nullptr},
     {"json trailing comma", "[{\"kind\": \"Pod\",}]", true, nullptr},
+    {"json trailing content", R"([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}}] x)", true, nullptr},
+    {"json syntax in a list item",
+     R"({"kind": "List", "items": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}}, {"kind": }]})",
+     true, nullptr},
+    {"json typed list item field type",
+     "{\"items\": [{\"metadata\": {\"name\": \"a\"}},\n {\"metadata\": {\"name\": \"b\"}, \"spec\": {\"priority\": \"x\"}}],\n"
+     " \"kind\": \"PodList\", \"apiVersion\": \"v1\"}",
+     true, "in.json:2:51: Pod b: spec.priority: expected an integer, got string"},
 };
 
 TEST(LoaderErrorTest, PositionsAndNames) {
@@ -541,7 +563,7 @@ TEST(LoaderFuzzTest, RandomMutationsOfValidDocuments) {
     ASSERT_THAT(msg, StartsWith(is_json ? "in.json" : "in.yaml")) << "iteration " << iter << "\n" << doc;
     // A decode error (not syntax) must name the object kind and a position.
     if (msg.find(": Pod ") != std::string::npos || msg.find(": Node ") != std::string::npos) {
-      EXPECT_THAT(msg, testing::MatchesRegex("in\\.(json|yaml):[0-9]+:[0-9]+: .*")) << "iteration " << iter;
+      EXPECT_THAT(msg, testing::MatchesRegex("in\\.(json|yaml):[0-9]+:[0-9]+: .*")) << "iteration " << iter << "\n" << doc;
     }
   }
   // Most mutations break something; make sure the test exercised errors.
