@@ -14,7 +14,9 @@
 // (percentageOfNodesToScore 100) and disables PostFilter (the protocol has no
 // preemption). Non-default policies disable every other score plugin.
 // Within a node the DRA allocator picks the devices (first fit in inventory
-// order) under every policy.
+// order), except under gpufrag and fgd: GpuFragmentation chooses the GPU
+// that leaves the least fragmentation and DynamicResources honours it
+// (dra::DevicePreference), as the paper's FGD does.
 #ifndef GANTRY_BENCH_FGD_POLICIES_H_
 #define GANTRY_BENCH_FGD_POLICIES_H_
 

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "gantry/util/strings.h"
 #include "plugins/helper/helper.h"
+#include "src/dra/device_preference.h"
 #include "src/server/metrics.h"
 #include "src/state/dra_state.h"
 
@@ -19,6 +20,7 @@ namespace {
 // Absent when PreFilter skipped the pod (no claims): the later points read
 // it with Get, which builds no error.
 const framework::StateKey kCycleKey{kStateKey};
+const framework::StateKey kPreferenceKey{dra::kDevicePreferenceKey};
 
 using framework::Code;
 using framework::Status;
@@ -611,13 +613,30 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     }
   }
   if (!data.allocator) return Status();
+  // A score plugin's device preference for this node (src/dra/device_preference.h):
+  // allocate again with those devices tried first; Filter's solution otherwise.
+  dra::NodeAllocation preferred;
+  if (const dra::DevicePreference* pref = state.Get<dra::DevicePreference>(kPreferenceKey)) {
+    const dra::DevicePreference::Devices devices =
+        pref->Get(node, data.allocator->snapshot().inventory.get());
+    const framework::NodeInfo* info = devices.empty() ? nullptr : handle_.Snapshot().Get(node);
+    if (info != nullptr && info->node() != nullptr) {
+      auto deadline = std::chrono::steady_clock::time_point::max();
+      if (args_.filter_timeout_micros > 0) {
+        deadline = std::chrono::steady_clock::now() +
+                   std::chrono::microseconds(args_.filter_timeout_micros);
+      }
+      preferred = data.allocator->Allocate(*info->node(), deadline, /*materialize=*/false, devices);
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(data.shared->mu);
     auto it = data.shared->node_allocations.find(gantry::AsAbsl(node));
     if (it == data.shared->node_allocations.end()) {
       return Status::Error(gantry::StrCat("no device allocation was computed for node ", node));
     }
-    data.reserved = data.allocator->Materialize(node, it->second.solution);
+    data.reserved = data.allocator->Materialize(
+        node, preferred.ok() ? preferred.solution : it->second.solution);
   }
   data.reserved_node = std::string(node);
   for (const ResolvedClaim& rc : data.claims) {

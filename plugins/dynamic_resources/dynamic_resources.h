@@ -108,6 +108,9 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   bool HasNormalizeScore() const override { return true; }
   framework::Status NormalizeScore(const framework::CycleState& state, const framework::PodInfo& pod,
                                    std::vector<framework::NodeScore>& scores) override;
+  // Holds the node's allocation in flight: Filter's solution, or the one
+  // found with a score plugin's dra::DevicePreference for the node tried
+  // first (src/dra/device_preference.h).
   framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                             std::string_view node) override;
   void Unreserve(framework::CycleState& state, const framework::PodInfo& pod, std::string_view node) override;

@@ -3,6 +3,7 @@
 #include "gantry/util/strings.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
+#include "src/dra/device_preference.h"
 #include "src/state/dra_state.h"
 #include "test/testing/objects.h"
 
@@ -169,6 +170,71 @@ TEST(DynamicResources, ReservePreBindWritesClaimAndAssumes) {
   auto stored = f.dra.GetClaim("default", "gpus");
   ASSERT_TRUE(stored->IsAllocated());
   EXPECT_TRUE(stored->IsReservedFor("pod-uid"));
+}
+
+TEST(DynamicResources, ReserveHonoursDevicePreferenceTable) {
+  // node-2 has gpu-0 .. gpu-7 (exclusive). Without a usable preference
+  // Reserve keeps Filter's first fit.
+  struct Case {
+    const char* name;
+    int count;
+    std::vector<std::string> preferred;  // devices of node-2, or "node-1/gpu-0"
+    bool other_inventory;                // the preference refers to another inventory
+    bool busy_gpu1;                      // gpu-1 already allocated to another claim
+    std::vector<std::string> want;
+  } cases[] = {
+      {"no preference", 1, {}, false, false, {"gpu-0"}},
+      {"one preferred device", 1, {"gpu-5"}, false, false, {"gpu-5"}},
+      {"two in the given order", 2, {"gpu-6", "gpu-3"}, false, false, {"gpu-6", "gpu-3"}},
+      {"fewer preferred than wanted", 2, {"gpu-4"}, false, false, {"gpu-4", "gpu-0"}},
+      {"preferred device in use", 1, {"gpu-1"}, false, true, {"gpu-0"}},
+      {"device of another node", 1, {"node-1/gpu-1"}, false, false, {"gpu-0"}},
+      {"stale inventory", 1, {"gpu-5"}, true, false, {"gpu-0"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f;
+    if (c.busy_gpu1) {
+      f.dra.UpsertClaim(Decode<api::ResourceClaim>(
+          R"({"metadata":{"name":"busy","namespace":"default","uid":"uid-busy"},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu"}}]}},"status":{"allocation":{"devices":{"results":[{"request":"gpu","driver":"gpu.example.com","pool":"node-2","device":"gpu-1"}]}},"reservedFor":[{"resource":"pods","name":"x","uid":"x"}]}})",
+          &api::DecodeResourceClaim, "ResourceClaim"));
+    }
+    f.dra.UpsertClaim(Claim("gpus", c.count));
+    DynamicResources p({}, f.handle);
+    auto pod = PodWithClaim("gpus");
+    framework::CycleState st;
+    framework::PreFilterResult r;
+    ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+    ASSERT_TRUE(f.FilterOn(p, st, *pod, "node-2").IsSuccess());
+    auto snap = f.dra.Snapshot();
+    std::shared_ptr<const state::DraInventory> inv = snap->inventory;
+    if (c.other_inventory) {
+      f.dra.UpsertSlice(Slice("node-3", 1));
+      inv = f.dra.Snapshot()->inventory;
+      ASSERT_NE(inv.get(), snap->inventory.get());
+    }
+    if (!c.preferred.empty()) {
+      auto pref = std::make_unique<dra::DevicePreference>(inv);
+      std::vector<int32_t> devices;
+      for (const std::string& d : c.preferred) {
+        const size_t slash = d.find('/');
+        const std::string pool = slash == std::string::npos ? "node-2" : d.substr(0, slash);
+        const std::string dev = slash == std::string::npos ? d : d.substr(slash + 1);
+        devices.push_back(inv->Find(api::Symbol::Intern("gpu.example.com"),
+                                    api::Symbol::Intern(pool), api::Symbol::Intern(dev)));
+        ASSERT_GE(devices.back(), 0) << d;
+      }
+      pref->Set("node-2", devices);
+      st.Write(dra::kDevicePreferenceKey, std::move(pref));
+    }
+    ASSERT_TRUE(p.Reserve(st, *pod, "node-2").IsSuccess());
+    ASSERT_TRUE(p.PreBind(st, *pod, "node-2").IsSuccess());
+    ASSERT_EQ(f.handle.claim_allocations.size(), 1u);
+    std::vector<std::string> got;
+    for (const auto& res : f.handle.claim_allocations[0].second.results)
+      got.push_back(res.device.str());
+    EXPECT_EQ(got, c.want);
+  }
 }
 
 TEST(DynamicResources, UnreserveReleasesInFlight) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "gantry/util/strings.h"
@@ -11,11 +12,13 @@
 #include "src/cel/api_adapter.h"
 #include "src/cel/dra_env.h"
 #include "src/dra/allocator.h"
+#include "src/dra/device_preference.h"
 
 namespace gantry::plugins::gpu_fragmentation {
 
 namespace {
 const framework::StateKey kCycleKey{kStateKey};
+const framework::StateKey kPreferenceKey{dra::kDevicePreferenceKey};
 
 using framework::Status;
 
@@ -46,6 +49,7 @@ struct CycleData final : framework::StateData {
   int64_t count = 0;
   std::optional<int64_t> requested;  // capacity request, milli-units
   int64_t cpu_milli = 0;
+  int64_t memory = 0;  // bytes
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<CycleData>(*this);
   }
@@ -139,31 +143,141 @@ double Demand(const Shape& s) {
          static_cast<double>(s.capacity > 0 ? s.capacity : 1'000'000);
 }
 
-// The allocator's choice for a single-request claim without constraints
-// (src/dra/allocator.h: devices in inventory order, first complete solution
-// wins): the first `count` node devices that match and have room for the
-// rounded request. Applies it to `after`; false when the node has a device
-// the fast path does not model (exclusive or tainted) or too few fit — the
-// caller then asks the allocator.
-bool FastPick(const CycleData& data, const state::DraSnapshot& snap, api::Symbol capacity,
-              NodeGpus* after) {
-  std::vector<std::pair<size_t, int64_t>> picks;
-  for (size_t i = 0; i < after->devices.size(); ++i) {
-    const state::DraDevice& d = snap.inventory->devices[static_cast<size_t>(after->devices[i])];
+// The fast path's candidates on `node`: positions of the node devices that
+// may serve one device of the request, with the amount each would consume
+// (the requestPolicy-rounded request), in inventory order — the order in
+// which the allocator (src/dra/allocator.h) tries them. False when the node
+// has a device the fast path does not model (exclusive, tainted, several
+// capacities or counters) or fewer than `count` fit: the caller then asks
+// the allocator.
+bool FastCandidates(const CycleData& data, const state::DraSnapshot& snap, api::Symbol capacity,
+                    const NodeGpus& node, std::vector<std::pair<size_t, int64_t>>* out) {
+  out->clear();
+  for (size_t i = 0; i < node.devices.size(); ++i) {
+    const state::DraDevice& d = snap.inventory->devices[static_cast<size_t>(node.devices[i])];
     if (!d.device->allow_multiple_allocations || !d.taints.empty() ||
         d.device->capacity.size() != 1 || !d.device->consumes_counters.empty()) {
       return false;
     }
-    if (static_cast<int64_t>(picks.size()) == data.count) continue;
-    if (!PreparedMatches(snap, data.request, after->devices[i])) continue;
+    if (!PreparedMatches(snap, data.request, node.devices[i])) continue;
     const api::DeviceCapacity* c = d.device->FindCapacity(capacity);
     std::optional<int64_t> want = dra::RoundCapacity(*c, data.requested);
-    if (!want || *want > after->full[i] || *want > after->free[i]) continue;
-    picks.emplace_back(i, *want);
+    if (!want || *want > node.full[i] || *want > node.free[i]) continue;
+    out->emplace_back(i, *want);
   }
-  if (static_cast<int64_t>(picks.size()) < data.count) return false;
-  for (auto [i, v] : picks) after->free[i] -= v;
+  return static_cast<int64_t>(out->size()) >= data.count;
+}
+
+// Whether node devices i and j are interchangeable for the fragmentation:
+// same free and full capacity, and the same selector groups match them.
+bool SameDeviceState(const NodeGpus& node, const std::vector<std::vector<bool>>& matches, size_t i,
+                     size_t j) {
+  if (node.free[i] != node.free[j] || node.full[i] != node.full[j]) return false;
+  for (const std::vector<bool>& m : matches) {
+    if (m[i] != m[j]) return false;
+  }
   return true;
+}
+
+// Chooses `count` of the candidates and applies them to `after`; returns the
+// fragmentation left and fills `picked` (positions in the node). First fit
+// takes the first ones; kFragmentation takes, slot by slot, the candidate
+// whose use leaves the least fragmentation (ties: the least capacity left
+// on that device, then inventory order).
+double PickDevices(const ShapeTable& table, const std::vector<std::vector<bool>>& matches,
+                   const std::vector<std::pair<size_t, int64_t>>& cands, int64_t count,
+                   DeviceChoice choice, NodeGpus* after, std::vector<size_t>* picked) {
+  picked->clear();
+  if (choice == DeviceChoice::kFirstFit) {
+    for (int64_t k = 0; k < count; ++k) {
+      after->free[cands[static_cast<size_t>(k)].first] -= cands[static_cast<size_t>(k)].second;
+      picked->push_back(cands[static_cast<size_t>(k)].first);
+    }
+    return table.Fragmentation(*after, matches);
+  }
+  std::vector<bool> used(cands.size(), false);
+  std::vector<size_t> tried;  // candidate indexes evaluated in this slot
+  double left = table.Fragmentation(*after, matches);
+  for (int64_t k = 0; k < count; ++k) {
+    size_t best = cands.size();
+    double best_frag = 0;
+    int64_t best_rest = 0;
+    tried.clear();
+    for (size_t j = 0; j < cands.size(); ++j) {
+      if (used[j]) continue;
+      const auto [i, v] = cands[j];
+      bool same = false;
+      for (size_t t : tried) same = same || SameDeviceState(*after, matches, cands[t].first, i);
+      if (same) continue;
+      tried.push_back(j);
+      after->free[i] -= v;
+      const double frag = table.Fragmentation(*after, matches);
+      const int64_t rest = after->free[i];
+      after->free[i] += v;
+      if (best == cands.size() || frag < best_frag || (frag == best_frag && rest < best_rest)) {
+        best = j;
+        best_frag = frag;
+        best_rest = rest;
+      }
+    }
+    used[best] = true;
+    after->free[cands[best].first] -= cands[best].second;
+    picked->push_back(cands[best].first);
+    left = best_frag;
+  }
+  return left;
+}
+
+constexpr std::pair<std::string_view, Weighting> kWeightingNames[] = {
+    {"Demand", Weighting::kDemand},
+    {"Pods", Weighting::kPods},
+};
+constexpr std::pair<std::string_view, TieBreak> kTieBreakNames[] = {
+    {"None", TieBreak::kNone},
+    {"Packing", TieBreak::kPacking},
+    {"PackingCpu", TieBreak::kPackingCpu},
+    {"PackingStable", TieBreak::kPackingStable},
+    {"Stable", TieBreak::kStable},
+};
+constexpr std::pair<std::string_view, DeviceChoice> kDeviceChoiceNames[] = {
+    {"FirstFit", DeviceChoice::kFirstFit},
+    {"Fragmentation", DeviceChoice::kFragmentation},
+};
+
+// The name of `value` in `names` ("" when absent).
+template <typename E, size_t N>
+std::string_view ChoiceName(const std::pair<std::string_view, E> (&names)[N], E value) {
+  for (const auto& [name, e] : names) {
+    if (e == value) return name;
+  }
+  return "";
+}
+
+// Decodes one of `names` into `out`; anything else fails, listing them.
+template <typename E, size_t N>
+void DecodeChoice(api::Decoder& d, api::JsonValue v,
+                  const std::pair<std::string_view, E> (&names)[N], E* out) {
+  std::string_view t = d.String(v);
+  for (const auto& [name, e] : names) {
+    if (t == name) {
+      *out = e;
+      return;
+    }
+  }
+  std::string list;
+  for (const auto& [name, e] : names)
+    list += gantry::StrCat(list.empty() ? "" : ", ", "\"", name, "\"");
+  d.Fail(gantry::StrCat("Unsupported value: \"", t, "\": supported values: ", list));
+}
+
+// A fixed pseudo-random rank of a node (FNV-1a of its name), kTieLevelBits wide.
+int64_t StableRank(std::string_view name) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return static_cast<int64_t>((h ^ (h >> 32)) & ((uint64_t{1} << kTieLevelBits) - 1));
 }
 
 }  // namespace
@@ -171,6 +285,7 @@ bool FastPick(const CycleData& data, const state::DraSnapshot& snap, api::Symbol
 std::string Shape::Key() const {
   std::string k = gantry::StrCat(cpu_milli, "/", count, "/", capacity, "/", device_class);
   for (const std::string& s : selectors) k += gantry::StrCat("/", s);
+  if (memory > 0) k += gantry::StrCat("/memory=", memory);
   return k;
 }
 
@@ -185,27 +300,24 @@ GpuFragmentationArgs GpuFragmentationArgs::Decode(api::Decoder& d, api::JsonValu
       return true;
     }
     if (key == "weighting") {
-      std::string_view w = d.String(value);
-      if (w == "Pods") {
-        a.weighting = Weighting::kPods;
-      } else if (w == "Demand") {
-        a.weighting = Weighting::kDemand;
-      } else {
-        d.Fail(gantry::StrCat("Unsupported value: \"", w,
-                              "\": supported values: \"Demand\", \"Pods\""));
-      }
+      DecodeChoice(d, value, kWeightingNames, &a.weighting);
       return true;
     }
     if (key == "tieBreak") {
-      std::string_view t = d.String(value);
-      if (t == "Packing") {
-        a.tie_break = TieBreak::kPacking;
-      } else if (t == "None") {
-        a.tie_break = TieBreak::kNone;
-      } else {
-        d.Fail(gantry::StrCat("Unsupported value: \"", t,
-                              "\": supported values: \"None\", \"Packing\""));
-      }
+      DecodeChoice(d, value, kTieBreakNames, &a.tie_break);
+      return true;
+    }
+    if (key == "deviceChoice") {
+      DecodeChoice(d, value, kDeviceChoiceNames, &a.device_choice);
+      return true;
+    }
+    if (key == "resolution") {
+      a.resolution = d.Qty(value).MilliValue();
+      if (a.resolution < 0) d.Fail("must not be negative");
+      return true;
+    }
+    if (key == "memoryFit") {
+      a.memory_fit = d.Bool(value);
       return true;
     }
     if (key == "coverage") {
@@ -225,6 +337,9 @@ GpuFragmentationArgs GpuFragmentationArgs::Decode(api::Decoder& d, api::JsonValu
           } else if (k == "capacity") {
             ws.shape.capacity = d.Qty(f).MilliValue();
             if (ws.shape.capacity < 0) d.Fail("must not be negative");
+          } else if (k == "memory") {
+            ws.shape.memory = d.Qty(f).Value();
+            if (ws.shape.memory < 0) d.Fail("must not be negative");
           } else if (k == "deviceClassName") {
             ws.shape.device_class = std::string(d.String(f));
           } else if (k == "selectors") {
@@ -253,6 +368,7 @@ nlohmann::json GpuFragmentationArgs::ToJson() const {
   for (const WeightedShape& ws : shapes) {
     nlohmann::json s = {
         {"cpuMilli", ws.shape.cpu_milli}, {"count", ws.shape.count}, {"weight", ws.weight}};
+    if (ws.shape.memory > 0) s["memory"] = std::to_string(ws.shape.memory);
     if (ws.shape.count > 0) {
       s["deviceClassName"] = ws.shape.device_class;
       if (ws.shape.capacity > 0) {
@@ -266,9 +382,14 @@ nlohmann::json GpuFragmentationArgs::ToJson() const {
   return {{"apiVersion", helper::kArgsApiVersion},
           {"kind", kArgsKind},
           {"capacity", capacity},
-          {"weighting", weighting == Weighting::kPods ? "Pods" : "Demand"},
+          {"weighting", ChoiceName(kWeightingNames, weighting)},
           {"coverage", coverage},
-          {"tieBreak", tie_break == TieBreak::kPacking ? "Packing" : "None"},
+          {"memoryFit", memory_fit},
+          {"resolution", resolution % 1000 == 0 ? std::to_string(resolution / 1000)
+                                                : gantry::StrCat(resolution, "m")},
+          {"tieBreak", ChoiceName(kTieBreakNames, tie_break)},
+          {"deviceChoice",
+           device_choice == DeviceChoice::kFragmentation ? "Fragmentation" : "FirstFit"},
           {"shapes", shapes_json}};
 }
 
@@ -277,6 +398,7 @@ NodeGpus ReadNodeGpus(const state::DraSnapshot& snap, const framework::NodeInfo&
   NodeGpus g;
   const api::Node* n = node.node();
   g.cpu_free = node.allocatable().milli_cpu - node.requested().milli_cpu;
+  g.memory_free = node.allocatable().memory - node.requested().memory;
   if (n == nullptr || snap.inventory == nullptr) return g;
   const state::DraInventory& inv = *snap.inventory;
   std::vector<int32_t> slices;
@@ -318,7 +440,7 @@ double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& sha
   for (size_t k = 0; k < shapes.size(); ++k) {
     const Shape& s = shapes[k].shape;
     const double w = shapes[k].weight;
-    if (s.count == 0 || node.cpu_free < s.cpu_milli) {
+    if (s.count == 0 || node.cpu_free < s.cpu_milli || node.memory_free < s.memory) {
       out += w * static_cast<double>(total);
       continue;
     }
@@ -339,7 +461,14 @@ double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& sha
 
 ShapeTable::ShapeTable(const std::vector<WeightedShape>& shapes) {
   absl::flat_hash_map<std::string, size_t> group_index;
-  std::vector<std::map<std::pair<int32_t, int64_t>, std::vector<std::pair<int64_t, double>>>> raw;
+  struct Entry {
+    int64_t cpu, memory;
+    double weight;
+    bool operator<(const Entry& o) const {
+      return std::tie(cpu, memory, weight) < std::tie(o.cpu, o.memory, o.weight);
+    }
+  };
+  std::vector<std::map<std::pair<int32_t, int64_t>, std::vector<Entry>>> raw;
   for (const WeightedShape& ws : shapes) {
     const Shape& s = ws.shape;
     if (s.count == 0) {
@@ -355,7 +484,7 @@ ShapeTable::ShapeTable(const std::vector<WeightedShape>& shapes) {
       group_shapes_.push_back(key_shape);
       raw.emplace_back();
     }
-    raw[it->second][{s.count, s.capacity}].emplace_back(s.cpu_milli, ws.weight);
+    raw[it->second][{s.count, s.capacity}].push_back(Entry{s.cpu_milli, s.memory, ws.weight});
   }
   caps_.resize(raw.size());
   for (size_t g = 0; g < raw.size(); ++g) {
@@ -365,9 +494,12 @@ ShapeTable::ShapeTable(const std::vector<WeightedShape>& shapes) {
       c.count = k.first;
       c.capacity = k.second;
       c.prefix.push_back(0);
-      for (const auto& [cpu, w] : list) {
-        c.cpu.push_back(cpu);
-        c.prefix.push_back(c.prefix.back() + w);
+      for (const Entry& e : list) {
+        c.cpu.push_back(e.cpu);
+        c.memory.push_back(e.memory);
+        c.weight.push_back(e.weight);
+        c.prefix.push_back(c.prefix.back() + e.weight);
+        c.any_memory = c.any_memory || e.memory > 0;
       }
       caps_[g].push_back(std::move(c));
     }
@@ -384,10 +516,16 @@ double ShapeTable::Fragmentation(const NodeGpus& node,
   for (size_t g = 0; g < caps_.size(); ++g) {
     for (const CapGroup& c : caps_[g]) {
       const double all = c.prefix.back();
-      // Shapes whose CPU request fits: cpu <= cpu_free.
+      // Shapes whose CPU request fits (cpu <= cpu_free), and memory.
       const size_t fit = static_cast<size_t>(
           std::upper_bound(c.cpu.begin(), c.cpu.end(), node.cpu_free) - c.cpu.begin());
-      const double w_fit = c.prefix[fit];
+      double w_fit = c.prefix[fit];
+      if (c.any_memory) {
+        w_fit = 0;
+        for (size_t j = 0; j < fit; ++j) {
+          if (c.memory[j] <= node.memory_free) w_fit += c.weight[j];
+        }
+      }
       int32_t usable = 0;
       int64_t unusable_free = 0;
       for (size_t i = 0; i < node.free.size(); ++i) {
@@ -434,6 +572,7 @@ GpuFragmentation::GpuFragmentation(GpuFragmentationArgs args, framework::Framewo
 std::optional<Shape> GpuFragmentation::ShapeOf(const framework::PodInfo& pod) const {
   Shape s;
   s.cpu_milli = pod.requests.milli_cpu;
+  if (args_.memory_fit) s.memory = pod.requests.memory;
   if (pod.p().resource_claims.empty()) return s;
   state::DraState* dra = handle_.Dra();
   if (dra == nullptr) return std::nullopt;
@@ -492,6 +631,7 @@ Status GpuFragmentation::PreScore(framework::CycleState& state, const framework:
   auto data = std::make_unique<CycleData>();
   data->snapshot = dra->Snapshot();
   data->cpu_milli = pod.requests.milli_cpu;
+  data->memory = pod.requests.memory;
   bool missing = false;
   std::vector<std::shared_ptr<const api::ResourceClaim>> to_allocate;
   for (auto& c : PodClaims(pod.p(), *dra, &missing)) {
@@ -532,6 +672,9 @@ Status GpuFragmentation::PreScore(framework::CycleState& state, const framework:
   for (const Shape& g : table->groups())
     data->groups.push_back(Prepare(*data->snapshot, WeightedShape{g, 1}));
   data->table = std::move(table);
+  if (data->fast && args_.device_choice == DeviceChoice::kFragmentation) {
+    state.Write(kPreferenceKey, std::make_unique<dra::DevicePreference>(data->snapshot->inventory));
+  }
   state.Write(kCycleKey, std::move(data));
   return Status();
 }
@@ -554,9 +697,31 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
   }
   NodeGpus after = before;
   after.cpu_free -= data.cpu_milli;
-  bool placed = data.allocator == nullptr;
-  if (!placed && data.fast) placed = FastPick(data, snap, capacity_, &after);
-  if (!placed && node.node() != nullptr) {
+  after.memory_free -= data.memory;
+  const double frag_before = data.table->Fragmentation(before, matches);
+  std::optional<double> frag_after;
+  if (data.allocator == nullptr) {
+    frag_after = data.table->Fragmentation(after, matches);
+  } else if (data.fast) {
+    thread_local std::vector<std::pair<size_t, int64_t>> cands;
+    thread_local std::vector<size_t> picked;
+    if (FastCandidates(data, snap, capacity_, before, &cands)) {
+      frag_after = PickDevices(*data.table, matches, cands, data.count, args_.device_choice, &after,
+                               &picked);
+      // Ask for the devices only where they differ from the allocator's own first fit.
+      bool first_fit = true;
+      for (size_t k = 0; k < picked.size(); ++k)
+        first_fit = first_fit && picked[k] == cands[k].first;
+      if (!first_fit) {
+        if (dra::DevicePreference* pref = state.Get<dra::DevicePreference>(kPreferenceKey)) {
+          absl::InlinedVector<int32_t, 4> devices;
+          for (size_t i : picked) devices.push_back(before.devices[i]);
+          pref->Set(node.name(), devices);
+        }
+      }
+    }
+  }
+  if (!frag_after && node.node() != nullptr) {
     dra::NodeAllocation out = data.allocator->Allocate(*node.node());
     if (!out.ok()) {
       *score = kInfeasible;
@@ -579,16 +744,30 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
         }
       }
     }
+    frag_after = data.table->Fragmentation(after, matches);
   }
-  const double delta =
-      data.table->Fragmentation(before, matches) - data.table->Fragmentation(after, matches);
-  int64_t bonus = 0;
-  if (args_.tie_break == TieBreak::kPacking) {
+  const double delta = frag_before - frag_after.value_or(frag_before);
+  // Tie-break bonus: [first level: capacity left][second level], see TieBreak.
+  constexpr int64_t kLow = int64_t{1} << kTieLevelBits;
+  constexpr int64_t kHigh = int64_t{1} << (kTieBits - kTieLevelBits);
+  int64_t first = 0, second = 0;
+  const TieBreak tie = args_.tie_break;
+  if (tie == TieBreak::kPacking || tie == TieBreak::kPackingCpu ||
+      tie == TieBreak::kPackingStable) {
     int64_t left = 0;  // capacity units left on the node after the placement
     for (int64_t f : after.free) left += f / 1000;
-    bonus = kTieRange - 1 - std::min<int64_t>(left, kTieRange - 1);
+    first = kHigh - 1 - std::min<int64_t>(left, kHigh - 1);
   }
-  *score = std::llround(delta) * kTieRange + bonus;
+  if (tie == TieBreak::kPackingCpu) {
+    second = kLow - 1 - std::clamp<int64_t>(after.cpu_free / 1000, 0, kLow - 1);
+  } else if (tie == TieBreak::kPackingStable || tie == TieBreak::kStable) {
+    second = StableRank(node.name());
+  }
+  const int64_t bonus = first * kLow + second;
+  // Decreases beyond +-2^32 milli-units (thousands of devices) saturate.
+  constexpr double kMaxDelta = 4294967296.0;
+  const double steps = args_.resolution > 0 ? delta / static_cast<double>(args_.resolution) : delta;
+  *score = std::llround(std::clamp(steps, -kMaxDelta, kMaxDelta)) * kTieRange + bonus;
   return Status();
 }
 

@@ -11,14 +11,18 @@
 //             capacity, or k asks for no GPU at all);
 //             else the free capacity of the devices k cannot use (not
 //             matching its selectors, or with less free than k needs).
-// Score(node) = F(before) - F(after placing the pod), where "after" applies
-// the devices the DRA allocator itself picks on that node (a second
-// allocator pass over the feasible nodes), so the score is exact for the
-// placement that would happen. Scores are min-max normalised to [0, 100].
+// Score(node) = F(before) - F(after placing the pod). For a claim with one
+// ExactCount request and no constraints on a node of shareable devices, the
+// plugin chooses the devices itself (by default the ones that leave the
+// least fragmentation, device by device) and asks DynamicResources to
+// allocate those on the chosen node (dra::DevicePreference); for any other
+// claim "after" applies the devices the DRA allocator picks (a second
+// allocator pass). Either way the score is exact for the placement that
+// would happen. Scores are min-max normalised to [0, 100].
 //
 // The shape distribution is either given (args.shapes) or learned online
 // from the pods this plugin sees in PreFilter (every arriving pod, once per
-// uid): a shape is (cpu request, device count, capacity per device, device
+// uid): a shape is (cpu and memory requests, device count, capacity per device, device
 // class, selectors). Weights are per pod or per unit of GPU demand
 // (args.weighting), normalised over the most frequent shapes that cover
 // args.coverage of the total.
@@ -47,8 +51,11 @@ inline constexpr std::string_view kName = "GpuFragmentation";
 inline constexpr std::string_view kArgsKind = "GpuFragmentationArgs";
 inline constexpr std::string_view kStateKey = "PreScoreGpuFragmentation";
 // Raw score = round(fragmentation decrease, milli-units) * kTieRange + the
-// tie-break bonus (in [0, kTieRange)).
-inline constexpr int64_t kTieRange = int64_t{1} << 20;
+// tie-break bonus (in [0, kTieRange)): kTieLevelBits for the first level
+// (capacity left, in capacity units), the rest for the second.
+inline constexpr int kTieBits = 30;
+inline constexpr int kTieLevelBits = 16;
+inline constexpr int64_t kTieRange = int64_t{1} << kTieBits;
 
 // One pod shape. `count` 0 means the pod asks for no device.
 struct Shape {
@@ -57,6 +64,7 @@ struct Shape {
   int64_t capacity = 0;  // per device, in units of the capacity (e.g. 460 of 1000)
   std::string device_class;
   std::vector<std::string> selectors;  // CEL, all must match
+  int64_t memory = 0;                  // bytes; 0 = not considered
 
   std::string Key() const;
   friend bool operator==(const Shape&, const Shape&) = default;
@@ -70,16 +78,31 @@ struct WeightedShape {
 
 enum class Weighting : uint8_t { kPods, kDemand };
 // Among nodes with the same fragmentation decrease: kPacking prefers the
-// node with the least capacity left after the placement; kNone leaves the
+// node with the least capacity left after the placement; kPackingCpu then
+// the one with the least CPU left; kPackingStable then a fixed per-node
+// order (a hash of the node name), so that equal choices go to the same
+// nodes instead of being spread; kStable only that order; kNone leaves the
 // tie to the framework's seeded selectHost.
-enum class TieBreak : uint8_t { kNone, kPacking };
+enum class TieBreak : uint8_t { kNone, kPacking, kPackingCpu, kPackingStable, kStable };
+// Which devices inside a node the score assumes (and asks DynamicResources
+// for, through dra::DevicePreference): kFragmentation picks, device by
+// device, the one whose use leaves the least fragmentation; kFirstFit leaves
+// the choice to the allocator's inventory order.
+enum class DeviceChoice : uint8_t { kFirstFit, kFragmentation };
 
 struct GpuFragmentationArgs {
   // Qualified name of the device capacity that measures the shared unit.
   std::string capacity = "gpu.gantry.dev/milli";
   Weighting weighting = Weighting::kDemand;
   double coverage = 1.0;  // (0, 1]
-  TieBreak tie_break = TieBreak::kPacking;
+  // Learned shapes carry the pod's memory request, so a node whose free
+  // memory is too small for a shape counts as unable to run it.
+  bool memory_fit = true;
+  // Decreases are compared in steps of this many milli-units of the
+  // capacity (0: exactly); nodes within one step go to the tie-break.
+  int64_t resolution = 0;
+  TieBreak tie_break = TieBreak::kPackingCpu;
+  DeviceChoice device_choice = DeviceChoice::kFragmentation;
   // Fixed distribution; empty = learn from arriving pods.
   std::vector<WeightedShape> shapes;
 
@@ -94,6 +117,7 @@ struct NodeGpus {
   std::vector<int64_t> free;     // capacity left per device, milli-units
   std::vector<int64_t> full;     // the device's capacity, milli-units
   int64_t cpu_free = 0;          // millicores
+  int64_t memory_free = 0;       // bytes
 };
 
 // Reads `node`'s devices that have `capacity` from the DRA snapshot.
@@ -125,8 +149,11 @@ class ShapeTable {
   struct CapGroup {
     int32_t count = 0;
     int64_t capacity = 0;
-    std::vector<int64_t> cpu;    // ascending
-    std::vector<double> prefix;  // prefix[j] = weight of cpu[0..j)
+    std::vector<int64_t> cpu;     // ascending
+    std::vector<int64_t> memory;  // per entry of `cpu`
+    std::vector<double> weight;   // per entry of `cpu`
+    std::vector<double> prefix;   // prefix[j] = weight of cpu[0..j)
+    bool any_memory = false;      // some entry has a memory request
   };
   double no_device_weight_ = 0;  // shapes asking for no device
   std::vector<Shape> group_shapes_;

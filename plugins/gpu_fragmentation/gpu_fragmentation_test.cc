@@ -7,6 +7,7 @@
 #include "gantry/util/strings.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
+#include "src/dra/device_preference.h"
 #include "src/state/dra_state.h"
 #include "test/testing/objects.h"
 
@@ -20,7 +21,13 @@ Shape Whole(int32_t count, int64_t cpu = 0) {
   return Shape{cpu, count, count > 0 ? kGpu : 0, "gpu", {}};
 }
 
-NodeGpus Node(std::vector<int64_t> free_milli, int64_t cpu_free = 64000) {
+Shape WithMemory(Shape s, int64_t bytes) {
+  s.memory = bytes;
+  return s;
+}
+
+NodeGpus Node(std::vector<int64_t> free_milli, int64_t cpu_free = 64000,
+              int64_t memory_free = int64_t{1} << 36) {
   NodeGpus g;
   for (size_t i = 0; i < free_milli.size(); ++i) {
     g.devices.push_back(static_cast<int32_t>(i));
@@ -28,6 +35,7 @@ NodeGpus Node(std::vector<int64_t> free_milli, int64_t cpu_free = 64000) {
     g.full.push_back(kGpu);
   }
   g.cpu_free = cpu_free;
+  g.memory_free = memory_free;
   return g;
 }
 
@@ -66,6 +74,23 @@ TEST(Fragmentation, Table) {
        true,
        750},
       {"too little CPU -> all free", Node({1000, 1000}, 1000), {{Share(100, 2000), 1}}, true, 2000},
+      {"too little memory -> all free",
+       Node({1000, 600}, 64000, 1 << 30),
+       {{WithMemory(Share(500), int64_t{2} << 30), 1}},
+       true,
+       1600},
+      {"memory fits: only the GPU rule",
+       Node({1000, 400}, 64000, int64_t{4} << 30),
+       {{WithMemory(Share(500), int64_t{2} << 30), 1}},
+       true,
+       400},
+      {"CPU and memory per shape",
+       Node({1000, 400}, 8000, int64_t{4} << 30),
+       {{WithMemory(Share(500, 4000), int64_t{8} << 30), 1},
+        {WithMemory(Share(500, 16000), 1 << 30), 1},
+        {WithMemory(Share(500, 4000), 1 << 30), 2}},
+       true,
+       1400 + 1400 + 2 * 400},  // weights are used as given
       {"devices do not match the selectors -> all free",
        Node({1000}),
        {{Share(100), 1}},
@@ -103,6 +128,7 @@ TEST(ShapeTable, AgreesWithFragmentationOnMixedShapes) {
     s.capacity = s.count == 1 && next(2) ? 1000 * static_cast<int64_t>(50 + next(900)) : kGpu;
     if (s.count > 0) s.device_class = "gpu";
     if (s.count > 0 && next(3) == 0) s.selectors = {gantry::StrCat("sel-", next(2))};
+    if (next(2) == 0) s.memory = static_cast<int64_t>(next(8)) << 30;
     shapes.push_back({s, 1.0 + static_cast<double>(next(5))});
   }
   ShapeTable table(shapes);
@@ -111,7 +137,8 @@ TEST(ShapeTable, AgreesWithFragmentationOnMixedShapes) {
     std::vector<int64_t> free;
     const size_t n = 1 + next(8);
     for (size_t i = 0; i < n; ++i) free.push_back(static_cast<int64_t>(next(5)) * 250);
-    NodeGpus node = Node(free, 1000 * static_cast<int64_t>(next(20)));
+    NodeGpus node =
+        Node(free, 1000 * static_cast<int64_t>(next(20)), static_cast<int64_t>(next(8)) << 30);
     // Per-group device matches, expanded to per-shape for the reference.
     std::vector<std::vector<bool>> group_matches;
     for (size_t g = 0; g < table.groups().size(); ++g) {
@@ -178,6 +205,16 @@ TEST(GpuFragmentationArgs, DecodeTable) {
       {"bad weighting", R"({"weighting":"Gpus"})", "Unsupported value: \"Gpus\""},
       {"tie break", R"({"tieBreak":"None"})", ""},
       {"bad tie break", R"({"tieBreak":"Spread"})", "Unsupported value: \"Spread\""},
+      {"device choice", R"({"deviceChoice":"FirstFit"})", ""},
+      {"tie break with CPU", R"({"tieBreak":"PackingCpu"})", ""},
+      {"tie break with a fixed order", R"({"tieBreak":"PackingStable"})", ""},
+      {"resolution", R"({"resolution":"50"})", ""},
+      {"negative resolution", R"({"resolution":"-1"})", "must not be negative"},
+      {"memory fit off", R"({"memoryFit":false})", ""},
+      {"shape with memory", R"({"shapes":[{"count":0,"memory":"8Gi"}]})", ""},
+      {"shape negative memory", R"({"shapes":[{"count":0,"memory":"-1"}]})",
+       "must not be negative"},
+      {"bad device choice", R"({"deviceChoice":"BestFit"})", "Unsupported value: \"BestFit\""},
       {"coverage 0", R"({"coverage":0})", "must be in (0, 1]"},
       {"coverage above 1", R"({"coverage":1.5})", "must be in (0, 1]"},
       {"shape without class", R"({"shapes":[{"count":1}]})",
@@ -198,18 +235,28 @@ TEST(GpuFragmentationArgs, DecodeTable) {
   }
   std::string error;
   GpuFragmentationArgs a = DecodeArgs(
-      R"({"weighting":"Pods","shapes":[{"cpuMilli":6000,"count":1,"capacity":"460","deviceClassName":"gpu"}]})",
+      R"({"weighting":"Pods","shapes":[{"cpuMilli":6000,"count":1,"capacity":"460","deviceClassName":"gpu","memory":"1Gi"}]})",
       &error);
   ASSERT_EQ(error, "");
   EXPECT_EQ(a.weighting, Weighting::kPods);
   ASSERT_EQ(a.shapes.size(), 1u);
-  EXPECT_EQ(a.shapes[0].shape, (Shape{6000, 1, 460'000, "gpu", {}}));
+  EXPECT_EQ(a.shapes[0].shape, (Shape{6000, 1, 460'000, "gpu", {}, int64_t{1} << 30}));
   EXPECT_EQ(a.shapes[0].weight, 1.0);
   // ToJson round-trips.
   std::string round = a.ToJson().dump();
   GpuFragmentationArgs b = DecodeArgs(round, &error);
   EXPECT_EQ(error, "");
   EXPECT_EQ(b.shapes, a.shapes);
+  GpuFragmentationArgs c = DecodeArgs(
+      R"({"tieBreak":"PackingCpu","resolution":"50m","memoryFit":false,"deviceChoice":"FirstFit"})",
+      &error);
+  ASSERT_EQ(error, "");
+  GpuFragmentationArgs d = DecodeArgs(c.ToJson().dump(), &error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(d.tie_break, TieBreak::kPackingCpu);
+  EXPECT_EQ(d.resolution, 50);
+  EXPECT_FALSE(d.memory_fit);
+  EXPECT_EQ(d.device_choice, DeviceChoice::kFirstFit);
 }
 
 // ---- Plugin on a DRA state ----------------------------------------------
@@ -278,10 +325,10 @@ framework::PodInfoPtr PodWithClaim(const std::string& uid, const std::string& cl
 }
 
 struct Fixture {
-  explicit Fixture(int gpus_a = 2, int gpus_b = 2) {
+  explicit Fixture(int gpus_a = 2, int gpus_b = 2, int64_t cpu_a = 64000, int64_t cpu_b = 64000) {
     handle.SetDra(&dra);
-    handle.AddNode(testing::MakeNodeInfo(testing::SimpleNode("node-a", 64000, int64_t{1} << 36)));
-    handle.AddNode(testing::MakeNodeInfo(testing::SimpleNode("node-b", 64000, int64_t{1} << 36)));
+    handle.AddNode(testing::MakeNodeInfo(testing::SimpleNode("node-a", cpu_a, int64_t{1} << 36)));
+    handle.AddNode(testing::MakeNodeInfo(testing::SimpleNode("node-b", cpu_b, int64_t{1} << 36)));
     dra.UpsertClass(Decode<api::DeviceClass>(
         R"({"metadata":{"name":"gpu"},"spec":{"selectors":[{"cel":{"expression":"device.driver == \"gpu.gantry.dev\""}}]}})",
         &api::DecodeDeviceClass));
@@ -289,9 +336,11 @@ struct Fixture {
     dra.UpsertSlice(Slice("node-b", gpus_b));
   }
   // Raw scores per node (before normalisation), then normalised.
+  // `state`: the cycle state to use (a fresh one when null).
   std::vector<framework::NodeScore> Scores(GpuFragmentation& p, const framework::PodInfo& pod,
-                                           bool normalise) {
-    framework::CycleState st;
+                                           bool normalise, framework::CycleState* state = nullptr) {
+    framework::CycleState fresh;
+    framework::CycleState& st = state != nullptr ? *state : fresh;
     framework::PreFilterResult pr;
     p.PreFilter(st, pod, handle.NodeInfos(), &pr);
     std::vector<const framework::NodeInfo*> nodes(handle.NodeInfos().begin(),
@@ -339,22 +388,67 @@ TEST(GpuFragmentation, ScoreIsFragmentationDecrease) {
 
 TEST(GpuFragmentation, TieBreakTable) {
   // Only whole-GPU pods are expected and a whole GPU is placed: the decrease
-  // is 0 on both nodes (no partial GPU either way). Packing prefers node-a,
-  // which has less left; without a tie-break both score the maximum.
+  // is 0 on both nodes (no partial GPU either way), so the tie-break decides.
+  // want -1: exactly one of the two nodes gets the maximum (a fixed order).
   struct Case {
+    const char* name;
     TieBreak tie;
+    int gpus_a, gpus_b;
+    int64_t cpu_a, cpu_b;
     int64_t want_a, want_b;
-  } cases[] = {{TieBreak::kPacking, 100, 0}, {TieBreak::kNone, 0, 0}};
+  } cases[] = {
+      {"packing: less GPU left", TieBreak::kPacking, 2, 4, 64000, 64000, 100, 0},
+      {"none", TieBreak::kNone, 2, 4, 64000, 64000, 0, 0},
+      {"packing ignores CPU", TieBreak::kPacking, 2, 2, 64000, 32000, 0, 0},
+      {"packing then CPU: less CPU left", TieBreak::kPackingCpu, 2, 2, 64000, 32000, 0, 100},
+      {"GPU before CPU", TieBreak::kPackingCpu, 2, 4, 64000, 32000, 100, 0},
+      {"packing then a fixed order", TieBreak::kPackingStable, 2, 2, 64000, 64000, -1, -1},
+      {"packing before the order", TieBreak::kPackingStable, 2, 4, 64000, 64000, 100, 0},
+      {"only the order", TieBreak::kStable, 2, 4, 64000, 64000, -1, -1},
+  };
   for (const Case& c : cases) {
-    SCOPED_TRACE(static_cast<int>(c.tie));
-    Fixture f(2, 4);
+    SCOPED_TRACE(c.name);
+    Fixture f(c.gpus_a, c.gpus_b, c.cpu_a, c.cpu_b);
     f.dra.UpsertClaim(Claim("new", 1, 1000));
     GpuFragmentationArgs args = FixedShapes({{Whole(1), 1}});
     args.tie_break = c.tie;
     GpuFragmentation p(args, f.handle);
     auto s = f.Scores(p, *PodWithClaim("p", "new"), true);
+    if (c.want_a < 0) {
+      EXPECT_EQ(std::max(s[0].score, s[1].score), 100);
+      EXPECT_EQ(std::min(s[0].score, s[1].score), 0);
+      // The order is fixed: the same node wins again.
+      auto again = f.Scores(p, *PodWithClaim("p", "new"), true);
+      EXPECT_EQ(again[0].score, s[0].score);
+      continue;
+    }
     EXPECT_EQ(s[0].score, c.want_a);
     EXPECT_EQ(s[1].score, c.want_b);
+  }
+}
+
+TEST(GpuFragmentation, ResolutionTable) {
+  // node-a: gpu-0 has 600 left; node-b idle. Shapes: 400-shares and whole
+  // GPUs, equally likely. A 400 pod on node-a fills gpu-0 to 200 left
+  // (F 300 -> 200 milli-GPU, x0.5 weights folded in: +100'000 milli-units);
+  // on node-b it breaks a whole GPU (F 0 -> 300: -300'000). Steps of one
+  // GPU or more make the two nodes tie.
+  struct Case {
+    int64_t resolution;  // milli-units
+    int64_t want_a, want_b;
+  } cases[] = {{0, 100'000, -300'000}, {100'000, 1, -3}, {1'000'000, 0, 0}, {10'000'000, 0, 0}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.resolution);
+    Fixture f;
+    f.dra.UpsertClaim(Used("old", "node-a", "gpu-0", 400));
+    f.dra.UpsertClaim(Claim("new", 1, 400));
+    GpuFragmentationArgs args = FixedShapes({{Share(400), 1}, {Whole(1), 1}});
+    args.resolution = c.resolution;
+    args.tie_break = TieBreak::kNone;
+    GpuFragmentation p(args, f.handle);
+    auto raw = f.Scores(p, *PodWithClaim("p", "new"), false);
+    EXPECT_EQ(raw[0].score, c.want_a * kTieRange);
+    EXPECT_EQ(raw[1].score, c.want_b * kTieRange);
   }
 }
 
@@ -381,13 +475,115 @@ TEST(GpuFragmentation, FastPathAgreesWithAllocator) {
     }
     f.dra.UpsertClaim(Claim("fast", c.count, c.milli));
     f.dra.UpsertClaim(Claim("slow", c.count, c.milli, /*constrained=*/true));
-    GpuFragmentation p(
-        FixedShapes({{Share(300), 2}, {Share(600), 1}, {Whole(1), 3}, {Whole(2), 1}}), f.handle);
+    GpuFragmentationArgs args =
+        FixedShapes({{Share(300), 2}, {Share(600), 1}, {Whole(1), 3}, {Whole(2), 1}});
+    args.device_choice = DeviceChoice::kFirstFit;  // the allocator's own choice
+    GpuFragmentation p(args, f.handle);
     auto fast = f.Scores(p, *PodWithClaim("p-fast", "fast"), false);
     auto slow = f.Scores(p, *PodWithClaim("p-slow", "slow"), false);
     ASSERT_EQ(fast.size(), slow.size());
     for (size_t n = 0; n < fast.size(); ++n)
       EXPECT_EQ(fast[n].score, slow[n].score) << fast[n].name;
+  }
+}
+
+TEST(GpuFragmentation, DeviceChoiceTable) {
+  // node-a and node-b have gpu-0 .. gpu-3. The preference names node-a's
+  // devices where the choice differs from the allocator's first fit; none
+  // is recorded where they agree, and none at all under FirstFit.
+  struct Case {
+    const char* name;
+    std::vector<std::pair<std::string, int>> used;  // device of node-a -> milli used
+    int count, milli;
+    DeviceChoice choice;
+    std::vector<WeightedShape> shapes;
+    std::vector<std::string> want;  // preferred devices on node-a
+    bool entry;                     // a DevicePreference is written at all
+  } cases[] = {
+      {"fills the partly used GPU",
+       {{"gpu-2", 700}},
+       1,
+       300,
+       DeviceChoice::kFragmentation,
+       {{Share(300), 1}, {Whole(1), 1}},
+       {"gpu-2"},
+       true},
+      {"tightest of two partial GPUs",
+       {{"gpu-0", 400}, {"gpu-1", 600}},
+       1,
+       400,
+       DeviceChoice::kFragmentation,
+       {{Share(400), 1}, {Share(600), 1}},
+       {"gpu-1"},
+       true},
+      {"whole GPU agrees with first fit",
+       {{"gpu-0", 500}},
+       1,
+       1000,
+       DeviceChoice::kFragmentation,
+       {{Share(500), 1}, {Whole(1), 1}},
+       {},
+       true},
+      {"two devices",
+       {{"gpu-1", 700}, {"gpu-3", 700}},
+       2,
+       300,
+       DeviceChoice::kFragmentation,
+       {{Share(300), 1}, {Whole(1), 1}},
+       {"gpu-1", "gpu-3"},
+       true},
+      {"first fit records nothing",
+       {{"gpu-2", 700}},
+       1,
+       300,
+       DeviceChoice::kFirstFit,
+       {{Share(300), 1}, {Whole(1), 1}},
+       {},
+       false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f(4, 4);
+    int i = 0;
+    for (const auto& [dev, milli] : c.used)
+      f.dra.UpsertClaim(Used(gantry::StrCat("u", i++), "node-a", dev, milli));
+    f.dra.UpsertClaim(Claim("new", c.count, c.milli));
+    GpuFragmentationArgs args = FixedShapes(c.shapes);
+    args.device_choice = c.choice;
+    GpuFragmentation p(args, f.handle);
+    framework::CycleState st;
+    f.Scores(p, *PodWithClaim("p", "new"), false, &st);
+    auto pref = st.Read<dra::DevicePreference>(dra::kDevicePreferenceKey);
+    ASSERT_EQ(pref.ok(), c.entry);
+    if (!c.entry) continue;
+    const state::DraInventory* inv = f.dra.Snapshot()->inventory.get();
+    std::vector<std::string> got;
+    for (int32_t dev : (*pref)->Get("node-a", inv))
+      got.push_back(inv->devices[static_cast<size_t>(dev)].device->name.str());
+    EXPECT_EQ(got, c.want);
+    EXPECT_TRUE((*pref)->Get("node-b", inv).empty());  // idle node: first fit is as good
+  }
+}
+
+TEST(GpuFragmentation, DeviceChoiceLowersFragmentation) {
+  // The score assumes the chosen devices: filling node-a's partly used GPU
+  // removes its fragment (F 300 -> 0) where first fit would break an idle
+  // GPU (F 300 -> 1000 under the whole-GPU shape).
+  struct Case {
+    DeviceChoice choice;
+    int64_t want_a;  // raw score on node-a (tie-break off), milli-units x1000 x kTieRange
+  } cases[] = {{DeviceChoice::kFragmentation, 150'000}, {DeviceChoice::kFirstFit, -350'000}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.choice));
+    Fixture f(4, 4);
+    f.dra.UpsertClaim(Used("u", "node-a", "gpu-2", 700));
+    f.dra.UpsertClaim(Claim("new", 1, 300));
+    GpuFragmentationArgs args = FixedShapes({{Share(300), 1}, {Whole(1), 1}});
+    args.tie_break = TieBreak::kNone;
+    args.device_choice = c.choice;
+    GpuFragmentation p(args, f.handle);
+    auto raw = f.Scores(p, *PodWithClaim("p", "new"), false);
+    EXPECT_EQ(raw[0].score, c.want_a * kTieRange);
   }
 }
 

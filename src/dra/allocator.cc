@@ -321,6 +321,7 @@ struct PickRec {
 // on the common path does not allocate until it builds its result.
 struct Scratch {
   std::vector<int32_t> node_devices;
+  std::vector<int32_t> ordered_devices;  // node_devices with the preferred ones first
   std::vector<int32_t> slices;
   std::vector<Candidates> cands;             // per alternative (ReqSpec::alt_id)
   std::vector<int> chosen_alt;               // per request (ClaimInfo::req_offset + ri)
@@ -348,13 +349,14 @@ Scratch& ThreadScratch() {
 class Search {
  public:
   Search(const Allocator::Impl& impl, const state::DraSnapshot& snap, const api::Node& node,
-         Clock::time_point deadline, Scratch& scratch)
+         Clock::time_point deadline, absl::Span<const int32_t> preferred, Scratch& scratch)
       : impl_(impl),
         f_(impl.options.features),
         inv_(*snap.inventory),
         alloc_(*snap.allocations),
         node_(node),
         deadline_(deadline),
+        preferred_(preferred),
         s_(scratch) {}
 
   NodeAllocation Run(bool materialize);
@@ -363,6 +365,8 @@ class Search {
   enum class Step : uint8_t { kOk, kFail, kSizeExceeded, kAbort };
 
   const std::vector<int32_t>& NodeDevices();
+  // The node's devices in inventory order, before the preference.
+  const std::vector<int32_t>& InventoryOrder();
   const Candidates& CandidatesFor(const ClaimInfo& claim, const ReqSpec& rs);
   std::optional<bool> Selectable(const ReqSpec& rs, int32_t dev, std::string* error);
   Step SearchFrom(int ci, int ri, int slot, size_t start);
@@ -381,6 +385,7 @@ class Search {
   const state::DraAllocations& alloc_;
   const api::Node& node_;
   Clock::time_point deadline_;
+  absl::Span<const int32_t> preferred_;
   Scratch& s_;
   int64_t steps_ = 0;
   bool aborted_ = false;
@@ -391,12 +396,36 @@ class Search {
 
 const std::vector<int32_t>& Search::NodeDevices() {
   if (node_devices_ != nullptr) return *node_devices_;
-  const state::DraNodeEntry* entry = inv_.FindNode(node_.meta.name);
+  const std::vector<int32_t>& base = InventoryOrder();
+  if (preferred_.empty()) {
+    node_devices_ = &base;
+    return *node_devices_;
+  }
+  std::vector<int32_t>& out = s_.ordered_devices;
+  out.clear();
+  for (int32_t dev : preferred_) {
+    if (std::find(base.begin(), base.end(), dev) != base.end() &&
+        std::find(out.begin(), out.end(), dev) == out.end()) {
+      out.push_back(dev);
+    }
+  }
+  const size_t first = out.size();
+  for (int32_t dev : base) {
+    if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(first), dev) ==
+        out.begin() + static_cast<std::ptrdiff_t>(first)) {
+      out.push_back(dev);
+    }
+  }
+  node_devices_ = &out;
+  return *node_devices_;
+}
+
+const std::vector<int32_t>& Search::InventoryOrder() {
   if (inv_.other_slices.empty()) {
     // Only nodeName slices: the inventory has the list ready.
     static const std::vector<int32_t> kNone;
-    node_devices_ = entry != nullptr ? &entry->devices : &kNone;
-    return *node_devices_;
+    const state::DraNodeEntry* entry = inv_.FindNode(node_.meta.name);
+    return entry != nullptr ? entry->devices : kNone;
   }
   s_.node_devices.clear();
   inv_.SlicesForNode(node_, &s_.slices);
@@ -409,8 +438,7 @@ const std::vector<int32_t>& Search::NodeDevices() {
       s_.node_devices.push_back(i);
     }
   }
-  node_devices_ = &s_.node_devices;
-  return *node_devices_;
+  return s_.node_devices;
 }
 
 std::optional<bool> Search::Selectable(const ReqSpec& rs, int32_t dev, std::string* error) {
@@ -1050,8 +1078,9 @@ NodeAllocation Search::Run(bool materialize) {
 
 }  // namespace
 
-NodeAllocation Allocator::Allocate(const api::Node& node, Clock::time_point deadline, bool materialize) const {
-  Search s(*impl_, *snapshot_, node, deadline, ThreadScratch());
+NodeAllocation Allocator::Allocate(const api::Node& node, Clock::time_point deadline, bool materialize,
+                                   absl::Span<const int32_t> preferred) const {
+  Search s(*impl_, *snapshot_, node, deadline, preferred, ThreadScratch());
   return s.Run(materialize);
 }
 

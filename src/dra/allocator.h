@@ -36,6 +36,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "src/api/dra.h"
 #include "src/api/node.h"
 #include "src/cel/cel.h"
@@ -115,11 +116,16 @@ class Allocator {
 
   // Allocates every claim on `node`. With `materialize` false, a success
   // carries only `solution` (no API objects are built; cheaper for Filter),
-  // to be turned into results by Materialize.
+  // to be turned into results by Materialize. `preferred` (inventory
+  // indexes) changes only the search order: the node's devices listed there
+  // are tried first, in that order, then the others in inventory order; the
+  // first complete solution still wins, so the answer is as valid as without
+  // it (a listed device that does not fit is passed over).
   NodeAllocation Allocate(const api::Node& node,
                           std::chrono::steady_clock::time_point deadline =
                               std::chrono::steady_clock::time_point::max(),
-                          bool materialize = true) const;
+                          bool materialize = true,
+                          absl::Span<const int32_t> preferred = {}) const;
   // The AllocationResults (one per claim) of a solution found on `node_name`
   // by this allocator.
   std::vector<api::AllocationResult> Materialize(std::string_view node_name, const Solution& solution) const;
