@@ -22,6 +22,15 @@ class DraState;  // src/state/dra_state.h
 
 namespace gantry::framework {
 
+class FilterPlugin;  // gantry/plugin.h
+
+// A pod nominated to a node (a preemptor waiting for its victims) that the
+// current attempt counts as running there.
+struct NominatedPod {
+  const NodeInfo* node = nullptr;
+  PodInfoPtr pod;
+};
+
 // The immutable per-cycle view of all nodes (design rule 1).
 class SnapshotLister {
  public:
@@ -30,6 +39,14 @@ class SnapshotLister {
   virtual const std::vector<NodeInfo*>& HavePodsWithAffinity() const = 0;
   virtual const std::vector<NodeInfo*>& HavePodsWithRequiredAntiAffinity() const = 0;
   virtual const NodeInfo* Get(std::string_view node_name) const = 0;
+  // The nominated pods (of priority >= the pod being scheduled) that this
+  // attempt counts as placed: they are already in their nodes' NodeInfos;
+  // plugins whose state lives elsewhere (DRA devices) account for them in
+  // PreFilter.
+  virtual const std::vector<NominatedPod>& NominatedPods() const {
+    static const std::vector<NominatedPod> kNone;
+    return kNone;
+  }
 };
 
 // Runs work on the profile's fixed worker pool.
@@ -94,6 +111,28 @@ class FrameworkHandle {
     (void)pod;
     (void)node;
     return Status::Error("RunFilterPluginsWithState is not implemented by this handle");
+  }
+  // The filter plugins that run for `state` (those its PreFilter did not
+  // skip), computed once for many RunFilterPluginsWithPlan calls on clones
+  // of `state` (clones keep the skip set). Default: empty (the plan is unused).
+  virtual std::vector<FilterPlugin*> ActiveFilterPlugins(const CycleState& state) const {
+    (void)state;
+    return {};
+  }
+  // RunFilterPluginsWithState with the plugins in `plan` (from
+  // ActiveFilterPlugins of `state` or a clone of it). Default: ignores the plan.
+  virtual Status RunFilterPluginsWithPlan(const std::vector<FilterPlugin*>& plan,
+                                          const CycleState& state, const PodInfo& pod,
+                                          const NodeInfo& node) {
+    (void)plan;
+    return RunFilterPluginsWithState(state, pod, node);
+  }
+  // False when RunPreFilterExtensionAddPod / RemovePod cannot change `state`
+  // (no PreFilter plugin it did not skip has extensions): a what-if may then
+  // share `state` instead of cloning it. Default: true.
+  virtual bool HasPreFilterExtensions(const CycleState& state) const {
+    (void)state;
+    return true;
   }
   // Runs the PreFilter extensions' AddPod / RemovePod on `state`.
   virtual Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,

@@ -102,11 +102,18 @@ struct CycleData final : framework::StateData {
   std::vector<api::AllocationResult> reserved;  // Reserve's choice, per to-allocate claim
   std::string reserved_node;
   // Preemption what-if (AddPod/RemovePod): the allocator's inputs, the pods
-  // removed and the claims whose devices that frees.
+  // removed (UID -> "ns/podgroup" when the pod goes with its whole PodGroup,
+  // else "") and the claims whose devices that frees.
   std::shared_ptr<const state::DraSnapshot> base;
   std::vector<std::shared_ptr<const api::ResourceClaim>> to_allocate;
-  absl::flat_hash_set<std::string> removed;
+  absl::flat_hash_map<std::string, std::string> removed;
+  absl::flat_hash_map<std::string, int32_t> removed_groups;  // "ns/podgroup" -> members removed
   std::vector<std::shared_ptr<const api::ResourceClaim>> released;
+  // Nominated room: the devices that pods nominated with >= priority would
+  // get on their nominated nodes, counted as allocated (by pod and claim UID).
+  absl::flat_hash_set<std::string> held_pods;
+  absl::flat_hash_set<std::string> held_claims;
+  std::vector<api::AllocationResult> held;
 
   std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<CycleData>(*this); }
 };
@@ -188,6 +195,18 @@ std::string GroupInFlightId(const state::PodGroupClaims& group) {
                            : group.uid;
 }
 
+// Whether evicting what `data` removed frees `consumer` of `claim`: a pod
+// when it was removed, a PodGroup when members of it were removed as part of
+// a whole-group unit (the group goes with them).
+bool Leaving(const CycleData& data, const api::ResourceClaim& claim,
+             const api::ResourceClaimConsumerReference& consumer) {
+  if (consumer.resource.view() == "podgroups") {
+    return data.removed_groups.contains(
+        gantry::StrCat(claim.meta.namespace_.view(), "/", consumer.name));
+  }
+  return data.removed.contains(consumer.uid);
+}
+
 // The PodGroup-level claims of the pod's native PodGroup, if it has any.
 std::optional<state::PodGroupClaims> GroupOf(const api::Pod& pod, const state::DraState& dra) {
   if (pod.pod_group_name.empty()) return std::nullopt;
@@ -238,6 +257,84 @@ std::string CheckClaims(const api::Pod& pod, state::DraState& dra,
     if (is_group) is_group->push_back(for_group);
   }
   return "";
+}
+
+// The allocator for the cycle's claims over its base snapshot, with the
+// released claims' devices free and the held ones taken.
+absl::StatusOr<std::unique_ptr<dra::Allocator>> MakeAllocator(const CycleData& data,
+                                                              dra::Features features) {
+  dra::AllocatorOptions opts;
+  opts.features = features;
+  if (data.released.empty() && data.held.empty())
+    return dra::Allocator::Create(opts, data.base, data.to_allocate);
+  std::vector<const api::AllocationResult*> released, held;
+  for (const auto& c : data.released) released.push_back(&*c->status.allocation);
+  for (const api::AllocationResult& a : data.held) held.push_back(&a);
+  return dra::Allocator::Create(opts, state::SnapshotWithReleased(*data.base, released, held),
+                                data.to_allocate);
+}
+
+// Nominated room: allocates the not yet allocated claims of `nominated` on
+// `node` (with the devices of lower-priority pods terminating there free) and
+// holds the result in `data`. False when nothing was held.
+bool HoldNominated(CycleData& data, const framework::PodInfo& nominated,
+                   const framework::NodeInfo& node, state::DraState* dra, dra::Features features,
+                   int64_t filter_timeout_micros) {
+  const api::Pod& np = nominated.p();
+  if (np.resource_claims.empty() || dra == nullptr || node.node() == nullptr ||
+      !data.held_pods.insert(nominated.uid()).second)
+    return false;
+  std::optional<state::PodGroupClaims> group = GroupOf(np, *dra);
+  std::vector<std::shared_ptr<const api::ResourceClaim>> claims, to_allocate;
+  if (!CheckClaims(np, *dra, group ? &*group : nullptr, &claims, nullptr).empty())
+    return false;  // it cannot be scheduled as it is: it holds nothing
+  for (auto& c : claims) {
+    // Allocated and in-flight claims are counted in the snapshot already; a
+    // claim the pod being scheduled allocates too is shared, not taken.
+    if (c->IsAllocated() || dra->IsInFlight(c->meta.uid) ||
+        data.held_claims.contains(c->meta.uid) ||
+        std::any_of(data.to_allocate.begin(), data.to_allocate.end(),
+                    [&](const auto& own) { return own->meta.uid == c->meta.uid; }))
+      continue;
+    to_allocate.push_back(std::move(c));
+  }
+  if (to_allocate.empty()) return false;
+  // It waits for the lower-priority pods terminating on its node: their
+  // devices are part of its room.
+  std::vector<std::string> keys;
+  absl::flat_hash_set<std::string> terminating;
+  for (const framework::PodInfoPtr& p : node.pods()) {
+    if (!p->p().meta.deletion_micros.has_value() || p->priority >= nominated.priority ||
+        p->p().resource_claims.empty())
+      continue;
+    terminating.insert(p->uid());
+    for (std::string& k : state::PodClaimKeys(p->p())) keys.push_back(std::move(k));
+  }
+  std::vector<const api::AllocationResult*> released, held;
+  std::vector<std::shared_ptr<const api::ResourceClaim>> leaving;
+  if (!keys.empty()) {
+    leaving = dra->ReleasableClaims(
+        keys, [&](const api::ResourceClaim&, const api::ResourceClaimConsumerReference& c) {
+          return c.resource.view() != "podgroups" && terminating.contains(c.uid);
+        });
+  }
+  for (const auto& c : data.released) released.push_back(&*c->status.allocation);
+  for (const auto& c : leaving) released.push_back(&*c->status.allocation);
+  for (const api::AllocationResult& a : data.held) held.push_back(&a);
+  dra::AllocatorOptions opts;
+  opts.features = features;
+  auto allocator = dra::Allocator::Create(
+      opts, state::SnapshotWithReleased(*data.base, released, held), to_allocate);
+  if (!allocator.ok()) return false;
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  if (filter_timeout_micros > 0) {
+    deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(filter_timeout_micros);
+  }
+  dra::NodeAllocation out = (*allocator)->Allocate(*node.node(), deadline, /*materialize=*/true);
+  if (!out.ok()) return false;  // it would not fit there either: nothing to keep for it
+  for (const auto& c : to_allocate) data.held_claims.insert(c->meta.uid);
+  for (api::AllocationResult& a : out.allocations) data.held.push_back(std::move(a));
+  return true;
 }
 
 }  // namespace
@@ -400,11 +497,14 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
     data->claims.push_back(std::move(rc));
   }
   if (!to_allocate.empty()) {
-    dra::AllocatorOptions opts;
-    opts.features = features_;
     data->base = dra->Snapshot();
-    data->to_allocate = to_allocate;
-    auto allocator = dra::Allocator::Create(opts, data->base, std::move(to_allocate));
+    data->to_allocate = std::move(to_allocate);
+    // Devices that pods nominated with >= priority would take stay theirs.
+    for (const framework::NominatedPod& np : handle_.Snapshot().NominatedPods()) {
+      if (np.pod->uid() != pod.uid() && np.node != nullptr)
+        HoldNominated(*data, *np.pod, *np.node, dra, features_, args_.filter_timeout_micros);
+    }
+    auto allocator = MakeAllocator(*data, features_);
     if (!allocator.ok()) {
       if (absl::IsNotFound(allocator.status())) {
         // A missing DeviceClass may still be created: wait for it.
@@ -424,12 +524,7 @@ Status DynamicResources::RebuildAllocator(framework::CycleState& state) {
   auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
-  std::vector<const api::AllocationResult*> released;
-  for (const auto& c : data.released) released.push_back(&*c->status.allocation);
-  dra::AllocatorOptions opts;
-  opts.features = features_;
-  auto allocator = dra::Allocator::Create(opts, state::SnapshotWithReleased(*data.base, released),
-                                          data.to_allocate);
+  auto allocator = MakeAllocator(data, features_);
   if (!allocator.ok()) return Status::Error(std::string(allocator.status().message()));
   data.allocator = std::move(*allocator);
   data.shared = std::make_shared<Shared>();  // solutions of the old allocator do not apply
@@ -443,12 +538,21 @@ Status DynamicResources::RemovePod(framework::CycleState& state, const framework
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
   state::DraState* dra = handle_.Dra();
-  if (!data.allocator || dra == nullptr || to_remove.p().resource_claims.empty()) return Status();
-  data.removed.insert(to_remove.uid());
+  const api::Pod& p = to_remove.p();
+  if (!data.allocator || dra == nullptr || p.resource_claims.empty()) return Status();
+  // A member of a whole-group unit takes its PodGroup (and the group's
+  // claims) with it.
+  std::string group;
+  if (!p.pod_group_name.empty() && handle_.DisruptionUnitOf(p).whole_group)
+    group = gantry::StrCat(p.meta.namespace_.view(), "/", p.pod_group_name.view());
+  if (!data.removed.try_emplace(to_remove.uid(), group).second) return Status();
+  if (!group.empty()) data.removed_groups[group]++;
   bool grew = false;
-  for (auto& c : dra->ReleasableClaims(
-           state::PodClaimKeys(to_remove.p()),
-           [&](std::string_view uid) { return data.removed.contains(gantry::AsAbsl(uid)); })) {
+  auto leaving = [&](const api::ResourceClaim& claim,
+                     const api::ResourceClaimConsumerReference& consumer) {
+    return Leaving(data, claim, consumer);
+  };
+  for (auto& c : dra->ReleasableClaims(state::PodClaimKeys(p), leaving)) {
     bool known = false;
     for (const auto& r : data.released) known = known || r.get() == c.get();
     if (known) continue;
@@ -459,16 +563,30 @@ Status DynamicResources::RemovePod(framework::CycleState& state, const framework
 }
 
 Status DynamicResources::AddPod(framework::CycleState& state, const framework::PodInfo&,
-                                const framework::PodInfo& to_add, const framework::NodeInfo&) {
+                                const framework::PodInfo& to_add, const framework::NodeInfo& node) {
   auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
-  if (!data.removed.erase(to_add.uid())) return Status();  // not removed by this what-if
+  if (!data.allocator) return Status();
+  auto it = data.removed.find(to_add.uid());
+  if (it == data.removed.end()) {
+    // Not removed by this what-if: a pod nominated to `node` (upstream
+    // addNominatedPods) holds the devices it would get there.
+    if (!to_add.p().node_name.empty()) return Status();
+    return HoldNominated(data, to_add, node, handle_.Dra(), features_, args_.filter_timeout_micros)
+               ? RebuildAllocator(state)
+               : Status();
+  }
+  if (!it->second.empty()) {
+    auto g = data.removed_groups.find(it->second);
+    if (g != data.removed_groups.end() && --g->second <= 0) data.removed_groups.erase(g);
+  }
+  data.removed.erase(it);
   // Claims of the pod are held again (and so are claims it shared).
   const size_t before = data.released.size();
   std::erase_if(data.released, [&](const std::shared_ptr<const api::ResourceClaim>& c) {
     for (const api::ResourceClaimConsumerReference& r : c->status.reserved_for) {
-      if (!data.removed.contains(r.uid)) return true;
+      if (!Leaving(data, *c, r)) return true;
     }
     return false;
   });

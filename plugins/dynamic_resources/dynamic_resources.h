@@ -133,7 +133,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
 
  private:
   // Re-creates the cycle's allocator over its base snapshot with the
-  // released claims' devices free.
+  // released claims' devices free and the nominated pods' held ones taken.
   framework::Status RebuildAllocator(framework::CycleState& state);
   // PreBind's wait for binding conditions of the pod's claims; "" when ready.
   std::string WaitForBindingConditions(const framework::PodInfo& pod, const std::vector<std::string>& claim_keys);

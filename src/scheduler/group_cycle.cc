@@ -330,6 +330,9 @@ class Placer {
     }
   }
 
+  // Undoes every kept member (Unreserve, off the overlay), last first.
+  void RollbackAll() { RollbackTo(0); }
+
   const std::vector<size_t>& applied() const { return applied_; }
   std::vector<MemberTrial>& slots() { return slots_; }
   // The root group's domain trials (not replays), in the order tried.
@@ -694,6 +697,35 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
       std::string note;
       if (PreemptForGroup(key, *group, members, tree[0].need, domains, fw, cycle, start_micros, &note)) {
         group_status_.Failed(*group, "Unschedulable", gantry::StrCat(outcome.failure, "; preempting for the group"));
+        return;
+      }
+      if (!note.empty()) outcome.failure = gantry::StrCat(outcome.failure, " ", note);
+    } else {
+      // A CompositePodGroup tree preempts as one unit: each trial runs the
+      // tree's placer over the whole cluster (it chooses the domains itself).
+      std::unique_ptr<Placer> trial;
+      GroupPlacer tree_placer;
+      tree_placer.place = [&](const NodeList& nodes) {
+        trial =
+            std::make_unique<Placer>(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_);
+        const Outcome o = trial->Place(0, nodes);
+        GroupPlacement r{{}, o.satisfied, o.placed, o.failure};
+        for (const MemberTrial& mt : trial->slots()) r.nodes.push_back(mt.node);
+        return r;
+      };
+      tree_placer.undo = [&] {
+        if (trial) trial->RollbackAll();
+      };
+      Domains domains;
+      domains.emplace_back("", snapshot_.NodeInfos());
+      std::string note;
+      if (PreemptForUnit(
+              root_key, *root, [&](const std::string& gk) { return leaf_of.contains(gk); }, members,
+              tree_placer, domains, fw, cycle, start_micros, &note)) {
+        for (const TreeNode& t : tree) {
+          group_status_.Failed(t.info, "Unschedulable",
+                               gantry::StrCat(outcome.failure, "; preempting for the tree"));
+        }
         return;
       }
       if (!note.empty()) outcome.failure = gantry::StrCat(outcome.failure, " ", note);

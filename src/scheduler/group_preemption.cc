@@ -41,7 +41,8 @@ namespace gantry::scheduler {
 
 NominatedRoom::NominatedRoom(state::Snapshot& snapshot, const queue::SchedulingQueue& queue,
                              int32_t priority,
-                             const std::function<bool(const framework::PodInfo&)>& skip) {
+                             const std::function<bool(const framework::PodInfo&)>& skip)
+    : snapshot_(snapshot), listed_before_(snapshot.mutable_nominated_pods().size()) {
   if (!queue.HasNominations()) return;
   // Collected under the queue's lock, applied after (skip may lock the cache).
   std::vector<std::pair<framework::NodeInfo*, framework::PodInfoPtr>> wanted;
@@ -57,12 +58,17 @@ NominatedRoom::NominatedRoom(state::Snapshot& snapshot, const queue::SchedulingQ
     for (const framework::PodInfoPtr& p : node->pods()) present |= p->uid() == pod->uid();
     if (present) continue;
     node->AddPod(pod);
-    added_.emplace_back(node, pod->uid());
+    added_.push_back(node);
+    snapshot.mutable_nominated_pods().push_back(framework::NominatedPod{node, pod});
   }
 }
 
 NominatedRoom::~NominatedRoom() {
-  for (size_t i = added_.size(); i-- > 0;) added_[i].first->RemovePod(added_[i].second);
+  // Rooms are scoped: this one's pods are the last ones listed.
+  std::vector<framework::NominatedPod>& listed = snapshot_.mutable_nominated_pods();
+  for (size_t i = added_.size(); i-- > 0;)
+    added_[i]->RemovePod(listed[listed_before_ + i].pod->uid());
+  listed.resize(listed_before_);
 }
 
 std::optional<TreeDisruptionUnit> TreeUnitOf(const state::ClusterState& state,
@@ -221,8 +227,28 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
                                 std::vector<framework::QueuedPodInfo>& members, int32_t need,
                                 const Domains& domains, framework::Framework* fw, int64_t cycle,
                                 int64_t start_micros, std::string* note) {
-  if (!fw->HasPostFilterPlugins()) return false;  // preemption is disabled in this profile
   if (members.empty() || need <= 0) return false;
+  Placement current;
+  GroupPlacer placer;
+  placer.place = [&](const std::vector<framework::NodeInfo*>& nodes) {
+    current = Place(*algorithm_, *fw, snapshot_, members, need, nodes);
+    return GroupPlacement{current.nodes, current.placed >= need, current.placed,
+                          current.first_failure};
+  };
+  placer.undo = [&] { Unplace(*fw, snapshot_, members, current); };
+  return PreemptForUnit(
+      key, group, [&](const std::string& gk) { return gk == key; }, members, placer, domains, fw,
+      cycle, start_micros, note);
+}
+
+bool Scheduler::PreemptForUnit(const std::string& key, const state::GroupInfo& group,
+                               const std::function<bool(const std::string&)>& own_group,
+                               std::vector<framework::QueuedPodInfo>& members,
+                               const GroupPlacer& placer, const Domains& domains,
+                               framework::Framework* fw, int64_t cycle, int64_t start_micros,
+                               std::string* note) {
+  if (!fw->HasPostFilterPlugins()) return false;  // preemption is disabled in this profile
+  if (members.empty()) return false;
 
   // ---- 1. Eligibility -----------------------------------------------------------
   api::PreemptionPolicy policy = state_.GroupPreemptionPolicy(group);
@@ -284,7 +310,7 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
 
   // Nominated room of other preemptors with >= priority is kept throughout.
   NominatedRoom room(snapshot_, *queue_, priority, [&](const framework::PodInfo& p) {
-    return state::GroupKeyOf(p.p()) == key || state_.NodeOf(p.uid()).has_value();
+    return own_group(state::GroupKeyOf(p.p())) || state_.NodeOf(p.uid()).has_value();
   });
 
   // ---- 2. Victim units -------------------------------------------------------
@@ -303,7 +329,7 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     for (const framework::PodInfoPtr& p : n->pods()) {
       if (members_uids.contains(p->uid())) continue;
       std::string gk = state::GroupKeyOf(p->p());
-      if (gk == key) continue;  // the preemptor's own running members
+      if (!gk.empty() && own_group(gk)) continue;  // the preemptor's own running members
       const state::GroupInfo* g = gk.empty() ? nullptr : find_group(gk);
       int32_t prio = p->priority;
       if (g != nullptr) {
@@ -355,18 +381,29 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
   auto release_claims_of = [&](const std::vector<const VictimUnit*>& units) {
     std::vector<std::string> keys;
     absl::flat_hash_set<std::string> leaving_uids;
+    absl::flat_hash_set<std::string> leaving_groups;  // "ns/podgroup" evicted whole
     for (const VictimUnit* u : units) {
       for (const auto& [node, pod] : u->pods) {
-        if (pod->p().resource_claims.empty()) continue;
+        const api::Pod& p = pod->p();
+        if (p.resource_claims.empty()) continue;
         leaving_uids.insert(pod->uid());
-        for (std::string& k : state::PodClaimKeys(pod->p())) keys.push_back(std::move(k));
+        if (u->whole_group && !p.pod_group_name.empty())
+          leaving_groups.insert(
+              gantry::StrCat(p.meta.namespace_.view(), "/", p.pod_group_name.view()));
+        for (std::string& k : state::PodClaimKeys(p)) keys.push_back(std::move(k));
       }
     }
     std::vector<std::shared_ptr<const api::ResourceClaim>> now =
-        keys.empty() ? std::vector<std::shared_ptr<const api::ResourceClaim>>{}
-                     : dra_->ReleasableClaims(keys, [&](std::string_view uid) {
-                         return leaving_uids.contains(gantry::AsAbsl(uid));
-                       });
+        keys.empty()
+            ? std::vector<std::shared_ptr<const api::ResourceClaim>>{}
+            : dra_->ReleasableClaims(keys, [&](const api::ResourceClaim& claim,
+                                               const api::ResourceClaimConsumerReference& c) {
+                // A PodGroup's claims go with the group when it is evicted whole.
+                if (c.resource.view() == "podgroups")
+                  return leaving_groups.contains(
+                      gantry::StrCat(claim.meta.namespace_.view(), "/", c.name));
+                return leaving_uids.contains(c.uid);
+              });
     if (now.empty() && released.empty()) return;
     released = now;
     dra_->SetReleasedClaims(std::move(now));
@@ -419,17 +456,17 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
       for (size_t i = 0; i < k; ++i) removed.push_back(relevant[i]);
       for (const VictimUnit* u : removed) RemoveUnit(*u);
       release_claims_of(removed);
-      Placement pl = Place(*algorithm_, *fw, snapshot_, members, need, nodes);
+      GroupPlacement pl = placer.place(nodes);
       if (!keep) {
-        Unplace(*fw, snapshot_, members, pl);
+        placer.undo();
         for (const VictimUnit* u : removed) RestoreUnit(*u);
         release_claims_of({});
       }
       return pl;
     };
     {
-      Placement all = trial(relevant.size(), false);
-      if (all.placed < need) {
+      GroupPlacement all = trial(relevant.size(), false);
+      if (!all.satisfied) {
         if (all.placed >= most_placed) {
           most_placed = all.placed;
           first_failure = all.first_failure;
@@ -442,7 +479,7 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     size_t lo = 0, hi = relevant.size();
     while (lo < hi) {
       const size_t mid = (lo + hi) / 2;
-      if (trial(mid, false).placed >= need) {
+      if (trial(mid, false).satisfied) {
         hi = mid;
       } else {
         lo = mid + 1;
@@ -450,13 +487,13 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     }
     // Assume the preemptor with that prefix removed, then reprieve units,
     // most important first, wherever they still fit in place.
-    Placement pl = trial(lo, true);
-    if (pl.placed < need) {  // placement is not strictly monotone; fall back to everything
-      Unplace(*fw, snapshot_, members, pl);
+    GroupPlacement pl = trial(lo, true);
+    if (!pl.satisfied) {  // placement is not strictly monotone; fall back to everything
+      placer.undo();
       for (const VictimUnit* u : removed) RestoreUnit(*u);
       pl = trial(relevant.size(), true);
-      if (pl.placed < need) {
-        Unplace(*fw, snapshot_, members, pl);
+      if (!pl.satisfied) {
+        placer.undo();
         for (const VictimUnit* u : removed) RestoreUnit(*u);
         release_claims_of({});
         continue;
@@ -509,7 +546,7 @@ bool Scheduler::PreemptForGroup(const std::string& key, const state::GroupInfo& 
     }
     // Roll back: reprieved units are back already; restore the rest.
     for (const VictimUnit* u : reprieved) RemoveUnit(*u);
-    Unplace(*fw, snapshot_, members, pl);
+    placer.undo();
     for (const VictimUnit* u : removed) RestoreUnit(*u);
     release_claims_of({});
 

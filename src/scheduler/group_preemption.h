@@ -3,8 +3,10 @@
 //
 // - NominatedRoom keeps the room promised to nominated preemptors: while it
 //   is alive, pods nominated to a node with a priority >= the pod being
-//   scheduled are added to that node in the snapshot, so lower-priority pods
-//   cannot take it (upstream RunFilterPluginsWithNominatedPods).
+//   scheduled are added to that node in the snapshot (and listed in
+//   Snapshot::NominatedPods, so DynamicResources holds their devices), so
+//   lower-priority pods cannot take it (upstream
+//   RunFilterPluginsWithNominatedPods).
 // - Victim units and their ordering, used by Scheduler::PreemptForGroup
 //   (group_preemption.cc), which the group cycle calls when no placement of
 //   a PodGroup reaches quorum.
@@ -28,7 +30,8 @@
 namespace gantry::scheduler {
 
 // Adds nominated pods to the snapshot for the lifetime of the object and
-// removes them again on destruction (the snapshot is left as it was).
+// removes them again on destruction (the snapshot is left as it was). Rooms
+// nest only as scopes (the inner one is destroyed first).
 // `skip(pod)` excludes pods that must not count: the pod being scheduled,
 // members of the same group, pods already placed somewhere.
 class NominatedRoom {
@@ -43,7 +46,10 @@ class NominatedRoom {
   size_t size() const { return added_.size(); }
 
  private:
-  std::vector<std::pair<framework::NodeInfo*, std::string>> added_;  // node, uid
+  state::Snapshot& snapshot_;
+  size_t listed_before_;  // Snapshot::NominatedPods() entries of enclosing rooms
+  // The node of each pod added, in the order they follow those entries.
+  std::vector<framework::NodeInfo*> added_;
 };
 
 // The CompositePodGroup subtree a member of `group` is evicted with: the

@@ -219,6 +219,28 @@ class Scheduler {
   bool PreemptForGroup(const std::string& key, const state::GroupInfo& group,
                        std::vector<framework::QueuedPodInfo>& members, int32_t need, const Domains& domains,
                        framework::Framework* fw, int64_t cycle, int64_t start_micros, std::string* note);
+  // How a preempting unit places its members on the snapshot (with some
+  // victims removed): a PodGroup's members one by one, or a CompositePodGroup
+  // tree's placer. `place` leaves the placement on the snapshot (members
+  // added, Reserve run) until `undo`.
+  struct GroupPlacement {
+    std::vector<std::string> nodes;  // per member, "" when not placed
+    bool satisfied = false;          // quorum reached (the root's, for a tree)
+    int32_t placed = 0;
+    std::string first_failure;
+  };
+  struct GroupPlacer {
+    std::function<GroupPlacement(const std::vector<framework::NodeInfo*>& nodes)> place;
+    std::function<void()> undo;
+  };
+  // PreemptForGroup for any unit: `key` / `group` name the preemptor (the
+  // root of a tree), `own_group(group key)` tells the unit's own groups
+  // (their pods are never victims).
+  bool PreemptForUnit(const std::string& key, const state::GroupInfo& group,
+                      const std::function<bool(const std::string&)>& own_group,
+                      std::vector<framework::QueuedPodInfo>& members, const GroupPlacer& placer,
+                      const Domains& domains, framework::Framework* fw, int64_t cycle,
+                      int64_t start_micros, std::string* note);
   // A group whose victims were evicted and are still terminating: while any
   // is left, the group keeps its nominations and starts no new preemption.
   struct PendingGroupPreemption {

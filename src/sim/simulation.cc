@@ -318,6 +318,18 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
     }
     return copy ? std::shared_ptr<const api::Pod>(copy) : pod;
   };
+  // Running members per native PodGroup ("ns/name" -> pod UIDs): a claim
+  // reserved for a PodGroup is released once none of its members runs.
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> group_running;
+  auto group_of = [](const api::Pod& pod) {
+    return pod.pod_group_name.empty()
+               ? std::string()
+               : gantry::StrCat(pod.meta.namespace_.view(), "/", pod.pod_group_name.view());
+  };
+  auto add_bound = [&](std::shared_ptr<api::Pod> pod) {
+    if (std::string g = group_of(*pod); !g.empty()) group_running[g].insert(pod->meta.uid);
+    sched.OnPodAdd(std::move(pod));
+  };
   // Bound pods first, then the pending ones, each in snapshot order.
   int64_t pending_total = 0;
   if (take_pods != nullptr) {
@@ -326,7 +338,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       if (!take_pods->front().IsTerminal()) {
         std::shared_ptr<api::Pod> pod = WithUid(std::move(take_pods->front()));
         if (pod->IsBound()) {
-          sched.OnPodAdd(std::move(pod));
+          add_bound(std::move(pod));
         } else {
           pending.push_back(std::move(pod));
         }
@@ -339,7 +351,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
     }
   } else {
     for (const api::Pod& pod : objects.pods) {
-      if (pod.IsBound() && !pod.IsTerminal()) sched.OnPodAdd(WithUid(pod));
+      if (pod.IsBound() && !pod.IsTerminal()) add_bound(WithUid(pod));
     }
     for (const api::Pod& pod : objects.pods) {
       if (!pod.IsBound() && !pod.IsTerminal()) {
@@ -365,10 +377,30 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
     completions[{clock.NowMicros() + static_cast<int64_t>(seconds * 1e6), completion_seq++}] = bound;
   };
   // The ResourceClaim controller, for a pod that finished or was deleted:
-  // the pod leaves reservedFor of its claims; a claim no pod reserves any
-  // more is deallocated (its devices are free again), and a claim generated
-  // for the deleted pod from a template is deleted with it.
+  // the pod leaves reservedFor of its claims, and so does its PodGroup when
+  // no member of the group runs any more; a claim nobody reserves any more
+  // is deallocated (its devices are free again), and a claim generated for
+  // the deleted pod from a template is deleted with it.
   auto release_claims = [&](const api::Pod& pod, bool deleted) {
+    const std::string group = group_of(pod);
+    bool group_gone = false;
+    if (!group.empty()) {
+      auto it = group_running.find(group);
+      if (it != group_running.end()) {
+        it->second.erase(pod.meta.uid);
+        if (it->second.empty()) {
+          group_running.erase(it);
+          group_gone = true;
+        }
+      } else {
+        group_gone = true;
+      }
+    }
+    auto leaves = [&](const api::ResourceClaimConsumerReference& r) {
+      if (r.resource.view() == "podgroups")
+        return group_gone && r.name == pod.pod_group_name.view();
+      return r.uid == pod.meta.uid;
+    };
     for (const std::string& key : state::PodClaimKeys(pod)) {
       const size_t slash = key.find('/');
       std::shared_ptr<const api::ResourceClaim> claim = sched.dra().GetClaim(
@@ -381,11 +413,10 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
         sched.OnResourceClaimDelete(claim);
         continue;
       }
-      if (!claim->IsReservedFor(pod.meta.uid)) continue;
+      const auto& rf = claim->status.reserved_for;
+      if (std::none_of(rf.begin(), rf.end(), leaves)) continue;
       auto updated = std::make_shared<api::ResourceClaim>(*claim);
-      std::erase_if(
-          updated->status.reserved_for,
-          [&](const api::ResourceClaimConsumerReference& r) { return r.uid == pod.meta.uid; });
+      std::erase_if(updated->status.reserved_for, leaves);
       if (updated->status.reserved_for.empty()) updated->status = {};
       sched.OnResourceClaim(claim, std::move(updated));
     }
@@ -523,6 +554,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       auto bound = std::make_shared<api::Pod>(*b.pod);
       bound->node_name = api::Symbol::Intern(b.node);
       bound->phase = api::PodPhase::kRunning;
+      if (std::string g = group_of(*bound); !g.empty()) group_running[g].insert(bound->meta.uid);
       std::shared_ptr<const api::Pod> bound_const = bound;
       sched.OnPodUpdate(b.pod, bound_const);
       schedule_completion(bound_const);

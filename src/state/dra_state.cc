@@ -655,8 +655,7 @@ void DraState::SetReleasedClaims(std::vector<std::shared_ptr<const api::Resource
 }
 
 std::vector<std::shared_ptr<const api::ResourceClaim>> DraState::ReleasableClaims(
-    const std::vector<std::string>& claim_keys,
-    const std::function<bool(std::string_view uid)>& leaving) const {
+    const std::vector<std::string>& claim_keys, const LeavingConsumer& leaving) const {
   std::vector<std::shared_ptr<const api::ResourceClaim>> out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const std::string& key : claim_keys) {
@@ -665,7 +664,7 @@ std::vector<std::shared_ptr<const api::ResourceClaim>> DraState::ReleasableClaim
     const auto& rf = it->second->status.reserved_for;
     if (rf.empty()) continue;  // held by no pod: evicting pods frees nothing
     bool all = true;
-    for (const api::ResourceClaimConsumerReference& c : rf) all = all && leaving(c.uid);
+    for (const api::ResourceClaimConsumerReference& c : rf) all = all && leaving(*it->second, c);
     if (!all) continue;
     bool dup = false;
     for (const auto& o : out) dup = dup || o.get() == it->second.get();
@@ -674,31 +673,51 @@ std::vector<std::shared_ptr<const api::ResourceClaim>> DraState::ReleasableClaim
   return out;
 }
 
+namespace {
+
+// Adds (sign +1) or gives back (sign -1) the devices of `r` in `a`.
+void ApplyResults(const DraInventory& inv, const api::AllocationResult& r, int sign,
+                  DraAllocations* a) {
+  for (const api::DeviceRequestAllocationResult& d : r.results) {
+    if (d.admin_access) continue;
+    const int32_t idx = inv.Find(d.driver, d.pool, d.device);
+    if (idx < 0) continue;
+    if (d.share_id.empty()) {
+      if (static_cast<size_t>(idx) >= a->in_use.size()) continue;
+      uint16_t& n = a->in_use[static_cast<size_t>(idx)];
+      if (sign > 0) {
+        ++n;
+      } else if (n > 0) {
+        --n;
+      }
+      continue;
+    }
+    auto& consumed = a->consumed[idx];
+    for (const api::CapacityRequest& c : d.consumed_capacity) {
+      const api::Symbol name = api::QualifyName(c.name.view(), d.driver);
+      bool found = false;
+      for (auto& [n, total] : consumed) {
+        if (n != name) continue;
+        found = true;
+        total = std::max<int64_t>(0, total + sign * c.value.MilliValue());
+      }
+      if (!found && sign > 0) consumed.emplace_back(name, c.value.MilliValue());
+    }
+    if (consumed.empty()) a->consumed.erase(idx);
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const DraSnapshot> SnapshotWithReleased(
-    const DraSnapshot& base, const std::vector<const api::AllocationResult*>& released) {
+    const DraSnapshot& base, const std::vector<const api::AllocationResult*>& released,
+    const std::vector<const api::AllocationResult*>& held) {
   auto s = std::make_shared<DraSnapshot>(base);
-  if (released.empty() || !base.inventory || !base.allocations) return s;
+  if ((released.empty() && held.empty()) || !base.inventory || !base.allocations) return s;
   auto a = std::make_shared<DraAllocations>(*base.allocations);
   const DraInventory& inv = *base.inventory;
-  for (const api::AllocationResult* r : released) {
-    for (const api::DeviceRequestAllocationResult& d : r->results) {
-      if (d.admin_access) continue;
-      const int32_t idx = inv.Find(d.driver, d.pool, d.device);
-      if (idx < 0) continue;
-      if (d.share_id.empty()) {
-        if (static_cast<size_t>(idx) < a->in_use.size() && a->in_use[idx] > 0) a->in_use[idx]--;
-        continue;
-      }
-      auto it = a->consumed.find(idx);
-      if (it == a->consumed.end()) continue;
-      for (const api::CapacityRequest& c : d.consumed_capacity) {
-        const api::Symbol name = api::QualifyName(c.name.view(), d.driver);
-        for (auto& [n, total] : it->second) {
-          if (n == name) total = std::max<int64_t>(0, total - c.value.MilliValue());
-        }
-      }
-    }
-  }
+  for (const api::AllocationResult* r : released) ApplyResults(inv, *r, -1, a.get());
+  for (const api::AllocationResult* r : held) ApplyResults(inv, *r, +1, a.get());
   s->allocations = std::move(a);
   return s;
 }

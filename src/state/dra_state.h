@@ -209,10 +209,12 @@ struct DraSnapshot {
 
 // `base` with the devices of `released` allocations free again: exclusive
 // counts decremented, consumed capacity of shared devices given back
-// (admin-access results never held a device). The inventory and classes are
-// shared with `base`.
-std::shared_ptr<const DraSnapshot> SnapshotWithReleased(const DraSnapshot& base,
-                                                        const std::vector<const api::AllocationResult*>& released);
+// (admin-access results never held a device), and the devices of `held`
+// allocations taken (counted as in use, capacity consumed). The inventory and
+// classes are shared with `base`.
+std::shared_ptr<const DraSnapshot> SnapshotWithReleased(
+    const DraSnapshot& base, const std::vector<const api::AllocationResult*>& released,
+    const std::vector<const api::AllocationResult*>& held = {});
 
 // True when some exclusive device of `allocation` is in use in `snapshot`
 // (it could not be held again without a double allocation).
@@ -273,9 +275,13 @@ class DraState {
   DraStats Stats() const;
 
   // The allocated claims among `claim_keys` whose every reservedFor consumer
-  // is in `leaving` (pod UIDs): what evicting those pods would free.
+  // is leaving: what evicting those consumers would free. `leaving` is asked
+  // per (claim, consumer): a pod by its UID, a PodGroup (resource
+  // `podgroups`, in the claim's namespace) by its name.
+  using LeavingConsumer = std::function<bool(const api::ResourceClaim& claim,
+                                             const api::ResourceClaimConsumerReference& consumer)>;
   std::vector<std::shared_ptr<const api::ResourceClaim>> ReleasableClaims(
-      const std::vector<std::string>& claim_keys, const std::function<bool(std::string_view uid)>& leaving) const;
+      const std::vector<std::string>& claim_keys, const LeavingConsumer& leaving) const;
 
   // ---- Preemption what-if (scheduling thread only) -------------------------
   // While `claims` is non-empty, Snapshot() returns the current view with

@@ -27,6 +27,9 @@ class Snapshot final : public framework::SnapshotLister {
   }
   const framework::NodeInfo* Get(std::string_view node_name) const override;
   framework::NodeInfo* GetMutable(std::string_view node_name);
+  const std::vector<framework::NominatedPod>& NominatedPods() const override { return nominated_; }
+  // Kept by scheduler::NominatedRoom, which adds the pods to the NodeInfos.
+  std::vector<framework::NominatedPod>& mutable_nominated_pods() { return nominated_; }
 
   size_t size() const { return list_.size(); }
   const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& PodDisruptionBudgets() const {
@@ -49,6 +52,7 @@ class Snapshot final : public framework::SnapshotLister {
   std::vector<framework::NodeInfo*> with_required_anti_affinity_;
   absl::flat_hash_map<api::Symbol, api::Labels> namespaces_;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
+  std::vector<framework::NominatedPod> nominated_;
 };
 
 }  // namespace gantry::state

@@ -39,13 +39,26 @@ struct DraWorld {
   // A claim allocated to `devices` of `node`, reserved for the pods `holders`.
   void HeldClaim(const std::string& name, const std::string& node, const std::vector<int>& devices,
                  const std::vector<std::string>& holders) {
-    std::string results, reserved;
+    std::string reserved;
+    for (const std::string& h : holders)
+      reserved += gantry::StrCat("  - {resource: pods, name: ", h, ", uid: ", h, "}\n");
+    Claim(name, node, devices, reserved);
+  }
+  // A claim allocated to `devices` of `node`, reserved for the PodGroup `group`.
+  void GroupClaim(const std::string& name, const std::string& node, const std::vector<int>& devices,
+                  const std::string& group) {
+    Claim(name, node, devices,
+          gantry::StrCat("  - {apiGroup: scheduling.k8s.io, resource: podgroups, name: ", group,
+                         ", uid: ", group, "-uid}\n"));
+  }
+  // A claim allocated to `devices` of `node` with the reservedFor entries `reserved` (YAML).
+  void Claim(const std::string& name, const std::string& node, const std::vector<int>& devices,
+             const std::string& reserved) {
+    std::string results;
     for (int d : devices) {
       results += gantry::StrCat("      - {request: gpu, driver: gpu.example.com, pool: ", node,
                                 ", device: gpu-", d, "}\n");
     }
-    for (const std::string& h : holders)
-      reserved += gantry::StrCat("  - {resource: pods, name: ", h, ", uid: ", h, "}\n");
     yaml += gantry::StrCat(
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: ", name,
         ", namespace: ml, uid: ", name,
@@ -64,21 +77,31 @@ struct DraWorld {
         "{deviceClassName: gpu.example.com, count: ",
         count, "}}]}}}\n---\n");
   }
-  void Group(const std::string& name, int min_count, int prio) {
+  // A PodGroup; with `claim`, its spec.resourceClaims names that claim
+  // (entry "gpu"), with `all` its disruptionMode is `all`.
+  void Group(const std::string& name, int min_count, int prio, const std::string& claim = "",
+             bool all = false) {
     yaml += gantry::StrCat(
         "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: ", name,
-        ", namespace: ml}\nspec:\n  priority: ", prio,
-        "\n  schedulingPolicy:\n    gang: {minCount: ", min_count, "}\n---\n");
+        ", namespace: ml, uid: ", name, "-uid}\nspec:\n  priority: ", prio,
+        "\n  schedulingPolicy:\n    gang: {minCount: ", min_count, "}\n");
+    if (all) yaml += "  disruptionMode: {all: {}}\n";
+    if (!claim.empty())
+      yaml += gantry::StrCat("  resourceClaims: [{name: gpu, resourceClaimName: ", claim, "}]\n");
+    yaml += "---\n";
   }
   // A pod using claim `claim` (bound to `node` when set) or, with `tmpl`, a
   // claim generated from that template.
   // `start`: status.startTime in seconds after 2026-01-01T00:00:00Z (bound pods).
+  // `grace`: terminationGracePeriodSeconds; `never`: preemptionPolicy Never.
   void Pod(const std::string& name, const std::string& node, int prio, const std::string& claim,
-           const std::string& tmpl = "", const std::string& group = "", int start = 0) {
+           const std::string& tmpl = "", const std::string& group = "", int start = 0,
+           int grace = 30, bool never = false) {
     std::string s = gantry::StrCat(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", namespace: ml, uid: ", name,
         "}\nspec:\n  schedulerName: gantry-scheduler\n  priority: ", prio,
-        "\n  terminationGracePeriodSeconds: 30\n");
+        "\n  terminationGracePeriodSeconds: ", grace, "\n");
+    if (never) s += "  preemptionPolicy: Never\n";
     if (!group.empty()) s += gantry::StrCat("  schedulingGroup: {podGroupName: ", group, "}\n");
     if (!node.empty()) s += gantry::StrCat("  nodeName: ", node, "\n");
     s += "  containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi}}}]\n";
@@ -95,14 +118,25 @@ struct DraWorld {
     priority["ml/" + name] = prio;
   }
   // Node `node` full: four prio-0 pods, each holding one GPU through its own
-  // claim; low-<node>-<d> holds gpu-<d> and started at second d.
-  void FullNode(const std::string& node) {
+  // claim; low-<node>-<d> holds gpu-<d>, started at second d and has the
+  // grace period grace[d].
+  void FullNode(const std::string& node, const std::vector<int>& grace = {30, 30, 30, 30}) {
     Node(node);
     for (int d = 0; d < 4; ++d) {
       const std::string pod = gantry::StrCat("low-", node, "-", d);
       HeldClaim(pod + "-gpu", node, {d}, {pod});
-      Pod(pod, node, 0, pod + "-gpu", "", "", d);
+      Pod(pod, node, 0, pod + "-gpu", "", "", d, grace[static_cast<size_t>(d)]);
     }
+  }
+  // Node `node` full with the PodGroup `low` (priority 0, two members on the
+  // node) whose group-level claim low-gpu holds all four GPUs; `all` sets
+  // its disruptionMode.
+  void NodeOfOneGroup(const std::string& node, bool all) {
+    Node(node);
+    Group("low", 2, 0, "low-gpu", all);
+    GroupClaim("low-gpu", node, {0, 1, 2, 3}, "low");
+    Pod("low-0", node, 0, "low-gpu", "", "low", 0);
+    Pod("low-1", node, 0, "low-gpu", "", "low", 1);
   }
 };
 
@@ -246,6 +280,62 @@ INSTANTIATE_TEST_SUITE_P(
              // n1; reprieve puts n0-3 back.
              {"ml/low-n1-2", "ml/low-n1-3"},
              {{"ml/big-0", {"n1/gpu-2", "n1/gpu-3"}}}},
+        Case{"WholeGroupVictimFreesItsGroupClaim",
+             [] {
+               DraWorld w;
+               w.NodeOfOneGroup("n0", /*all=*/true);
+               w.Template("two", 2);
+               w.Pod("high", "", 1000, "", "two");
+               return w;
+             },
+             {"ml/high"},
+             1000,
+             {"ml/low-0", "ml/low-1"},
+             {{"ml/high", {"n0/gpu-0", "n0/gpu-1"}}}},
+        Case{"SingleGroupVictimsDoNotFreeTheGroupClaim",
+             [] {
+               // The PodGroup outlives its members (disruptionMode single): its
+               // claim stays, so evicting the members would not help.
+               DraWorld w;
+               w.NodeOfOneGroup("n0", /*all=*/false);
+               w.Template("two", 2);
+               w.Pod("high", "", 1000, "", "two");
+               return w;
+             },
+             {},
+             1000,
+             {},
+             {}},
+        Case{"GangGetsTheGroupClaimOfAWholeGroupVictim",
+             [] {
+               DraWorld w;
+               w.NodeOfOneGroup("n0", /*all=*/true);
+               w.Template("four", 4);
+               w.Group("big", 1, 1000);
+               w.Pod("big-0", "", 0, "", "four", "big");
+               return w;
+             },
+             {"ml/big-0"},
+             1000,
+             {"ml/low-0", "ml/low-1"},
+             {{"ml/big-0", {"n0/gpu-0", "n0/gpu-1", "n0/gpu-2", "n0/gpu-3"}}}},
+        Case{"NominatedDevicesAreNotTakenByALowerPriorityPod",
+             [] {
+               // high evicts low-n0-2 (gone after 30 s) and low-n0-3 (60 s). When
+               // gpu-2 is free, mid (priority 500, never preempts) must not take
+               // it: high's nominated room includes the devices it waits for.
+               DraWorld w;
+               w.FullNode("n0", {30, 30, 30, 60});
+               w.Template("two", 2);
+               w.Template("one", 1);
+               w.Pod("high", "", 1000, "", "two");
+               w.Pod("mid", "", 500, "", "one", "", 0, 30, /*never=*/true);
+               return w;
+             },
+             {"ml/high"},
+             1000,
+             {"ml/low-n0-2", "ml/low-n0-3"},
+             {{"ml/high", {"n0/gpu-2", "n0/gpu-3"}}, {"ml/mid", {}}}},
         Case{"GangThatWouldStillNotFitEvictsNothing",
              [] {
                DraWorld w;

@@ -616,6 +616,64 @@ INSTANTIATE_TEST_SUITE_P(
         TreeCase{"GroupEvictsOneChildOfSingleTree", false, std::nullopt, true, false, {}, 1}),
     [](const ::testing::TestParamInfo<TreeCase>& info) { return info.param.name; });
 
+// ---- A CompositePodGroup tree as the preemptor ------------------------------------
+
+// Composite ml/job (gang of its 2 leaves, priority 1000): leaf w (minCount
+// `workers`, one 8-GPU member each) and leaf ps (one 8-GPU member). The
+// cluster: `low_nodes` 8-GPU nodes full of 1-GPU prio-0 pods and one node
+// with an 8-GPU prio-2000 pod.
+World TreePreemptor(int workers, int low_nodes) {
+  World w = FullOfSingles(low_nodes);
+  w.Node("vip-node", 8);
+  w.Pod("vip", "vip-node", 8, 2000);
+  w.yaml +=
+      "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\nmetadata: {name: job, "
+      "namespace: ml}\nspec:\n  workloadRef: {workloadName: j, templateName: job}\n  "
+      "schedulingPolicy:\n    gang: {minGroupCount: 2}\n  priority: 1000\n---\n";
+  for (const auto& [leaf, count] : {std::pair<std::string, int>{"w", workers}, {"ps", 1}}) {
+    w.yaml += "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " + leaf +
+              ", namespace: ml}\nspec:\n  workloadRef: {workloadName: j, templateName: " + leaf +
+              "}\n  parentCompositePodGroupName: job\n  schedulingPolicy:\n    gang: {minCount: " +
+              std::to_string(count) + "}\n---\n";
+    for (int i = 0; i < count; ++i) w.Pod(leaf + "-" + std::to_string(i), "", 8, 0, leaf);
+  }
+  return w;
+}
+
+TEST(CompositePreemptorTest, TreeEvictsWhatTheWholeTreeNeeds) {
+  // Two workers and the ps need three whole nodes: the 24 low pods go, the
+  // prio-2000 pod stays, and the tree binds once they left.
+  World w = TreePreemptor(2, 3);
+  sim::SimulationResult r = Simulate(w.yaml);
+  const std::string dump = sim::ResultJson(r).dump(1);
+  EXPECT_EQ(r.evictions.size(), 24u) << dump;
+  std::set<std::string> evicted;
+  for (const auto& e : r.evictions) {
+    evicted.insert(e.pod);
+    EXPECT_LT(w.priority[e.pod], 1000) << e.pod;
+  }
+  EXPECT_EQ(evicted.size(), r.evictions.size()) << "a pod evicted twice";
+  EXPECT_FALSE(evicted.contains("ml/vip"));
+  for (const std::string m : {"ml/w-0", "ml/w-1", "ml/ps-0"})
+    EXPECT_EQ(r.placements.count(m), 1u) << m << "\n" << dump;
+  EXPECT_TRUE(r.podgroups["ml/job"].scheduled) << dump;
+  EXPECT_GE(r.virtual_seconds, 30.0);
+}
+
+TEST(CompositePreemptorTest, TreeThatWouldStillNotFitEvictsNothing) {
+  // Three workers and the ps need four nodes; only three hold lower-priority pods.
+  World w = TreePreemptor(3, 3);
+  sim::SimulationResult r = Simulate(w.yaml);
+  const std::string dump = sim::ResultJson(r).dump(1);
+  EXPECT_TRUE(r.evictions.empty()) << dump;
+  EXPECT_EQ(r.placements.count("ml/ps-0"), 0u) << dump;
+  ASSERT_EQ(r.podgroups.count("ml/job"), 1u) << dump;
+  EXPECT_FALSE(r.podgroups["ml/job"].scheduled);
+  EXPECT_NE(r.podgroups["ml/job"].message.find("even without every lower-priority pod"),
+            std::string::npos)
+      << r.podgroups["ml/job"].message;
+}
+
 // ---- Nominated room on a bare scheduler ------------------------------------------
 
 struct RoomCase {
