@@ -6,7 +6,7 @@
 //   low-priority pods, then <high> 1-CPU high-priority pods arrive; each must
 //   evict one victim and bind after it left (grace period 1 s of virtual
 //   time). The whole simulation runs; counters report preemptors scheduled
-//   per second of the scheduling loop (wall and CPU).
+//   per second of the scheduling loop (wall and CPU) and scheduling attempts.
 // BM_GangPreemption/<case>: one group cycle of a preempting PodGroup, timed
 //   as one decision (ScheduleOne of the first member): 0 = a 100-pod gang
 //   evicting 1,000 lone pods; 1 = a gang evicting 5 lower-priority `all`
@@ -87,7 +87,7 @@ void BM_PreemptionAsync(benchmark::State& state) {
   framework::Registry registry;
   (void)plugins::RegisterBuiltinPlugins(registry);
   auto cfg = config::DefaultConfig(registry);
-  double scheduled = 0, seconds = 0, cpu = 0, evictions = 0;
+  double scheduled = 0, seconds = 0, cpu = 0, evictions = 0, attempts = 0;
   for (auto _ : state) {
     FakeClock clock(1'700'000'000'000'000);
     state::ClusterState cluster(clock);
@@ -101,8 +101,10 @@ void BM_PreemptionAsync(benchmark::State& state) {
     seconds += r.loop_seconds;
     cpu += r.cpu_seconds;
     evictions += static_cast<double>(r.evictions.size());
+    attempts += static_cast<double>(r.attempts);
   }
   const double iters = static_cast<double>(state.iterations());
+  state.counters["attempts"] = attempts / iters;
   state.counters["preemptors_scheduled"] = scheduled / iters;
   state.counters["evictions"] = evictions / iters;
   state.counters["pods_per_s_wall"] = scheduled / seconds;
@@ -110,6 +112,7 @@ void BM_PreemptionAsync(benchmark::State& state) {
 }
 BENCHMARK(BM_PreemptionAsync)
     ->Args({500, 2000, 500})
+    ->Args({5000, 20000, 100})  // small enough for callgrind at full cluster size
     ->Args({5000, 20000, 1000})
     ->Args({5000, 20000, 5000})
     ->Unit(benchmark::kMillisecond)

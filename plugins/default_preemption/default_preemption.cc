@@ -174,29 +174,6 @@ int DefaultPreemption::NumCandidates(int num_nodes) const {
   return static_cast<int>(n);
 }
 
-Status DefaultPreemption::Fits(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
-                               const std::vector<PodInfoPtr>& nominated) const {
-  bool added = false;
-  NodeInfo with_nominated;
-  std::unique_ptr<CycleState> state_with_nominated;
-  for (const PodInfoPtr& np : nominated) {
-    if (np->uid() == pod.uid() || np->priority < pod.priority) continue;
-    if (!added) {
-      with_nominated = node;
-      state_with_nominated = state.Clone();
-      added = true;
-    }
-    with_nominated.AddPod(np);
-    Status st = handle_.RunPreFilterExtensionAddPod(*state_with_nominated, pod, *np, with_nominated);
-    if (!st.IsSuccess()) return st;
-  }
-  if (added) {
-    Status st = handle_.RunFilterPluginsWithState(*state_with_nominated, pod, with_nominated);
-    if (!st.IsSuccess()) return st;
-  }
-  return handle_.RunFilterPluginsWithState(state, pod, node);
-}
-
 const WholeGroupIndex::Group* WholeGroupIndex::Get(const std::string& key) {
   std::call_once(once_, [&] {
     for (const NodeInfo* n : handle_.Snapshot().NodeInfos()) {
@@ -213,25 +190,60 @@ const WholeGroupIndex::Group* WholeGroupIndex::Get(const std::string& key) {
   return it == groups_.end() ? nullptr : &it->second;
 }
 
+// What one PostFilter's dry run shares across its candidate nodes.
+struct DefaultPreemption::DryRun {
+  const CycleState& state;
+  const PodInfo& pod;
+  std::vector<framework::FilterPlugin*> plan;  // the active filters, computed once
+  // Whether the PreFilter extensions may change the state: only then does a
+  // candidate evaluate on a clone of it.
+  bool extensions = true;
+  WholeGroupIndex* groups = nullptr;
+};
+
 Status DefaultPreemption::SelectVictimsOnNode(const CycleState& cycle_state, const PodInfo& pod,
                                               const NodeInfo& original, const std::vector<PodInfoPtr>& nominated,
                                               Candidate* out, WholeGroupIndex* groups) const {
-  std::unique_ptr<WholeGroupIndex> own_groups;
-  NodeInfo node = original;  // the what-if copy
-  std::unique_ptr<CycleState> state = cycle_state.Clone();
+  WholeGroupIndex own(handle_);
+  DryRun run{cycle_state, pod, handle_.ActiveFilterPlugins(cycle_state),
+             handle_.HasPreFilterExtensions(cycle_state), groups != nullptr ? groups : &own};
+  return Evaluate(run, original, nominated, out);
+}
+
+Status DefaultPreemption::FitsWithNominated(const DryRun& run, const CycleState& state,
+                                            const NodeInfo& node,
+                                            const std::vector<PodInfoPtr>& room) const {
+  NodeInfo with_nominated = node;
+  std::unique_ptr<CycleState> with_state = run.extensions ? state.Clone() : nullptr;
+  for (const PodInfoPtr& np : room) {
+    with_nominated.AddPod(np);
+    if (with_state == nullptr) continue;
+    Status st = handle_.RunPreFilterExtensionAddPod(*with_state, run.pod, *np, with_nominated);
+    if (!st.IsSuccess()) return st;
+  }
+  Status st = handle_.RunFilterPluginsWithPlan(run.plan, with_state ? *with_state : state, run.pod,
+                                               with_nominated);
+  if (!st.IsSuccess()) return st;
+  return handle_.RunFilterPluginsWithPlan(run.plan, state, run.pod, node);
+}
+
+Status DefaultPreemption::Evaluate(const DryRun& run, const NodeInfo& original,
+                                   const std::vector<PodInfoPtr>& nominated, Candidate* out) const {
+  const PodInfo& pod = run.pod;
   std::vector<PodInfoPtr> potential;
   // Pod UID -> its `all` group (members on this node move as one block).
   absl::flat_hash_map<std::string, std::string> whole_group_of;
   for (const PodInfoPtr& p : original.pods()) {
-    framework::DisruptionUnit unit = handle_.DisruptionUnitOf(p->p());
+    // A pod in no group (no PodGroup name, no labels for a scheduler-plugins
+    // group) is a unit by itself: no lookup.
+    const bool lone = p->p().pod_group_name.empty() && p->p().meta.labels.empty();
+    if (lone && p->priority >= pod.priority) continue;
+    framework::DisruptionUnit unit =
+        lone ? framework::DisruptionUnit{} : handle_.DisruptionUnitOf(p->p());
     // A group's priority replaces its members' own.
     if (unit.group_priority.value_or(p->priority) >= pod.priority) continue;
     if (unit.whole_group) {
-      if (groups == nullptr) {
-        if (!own_groups) own_groups = std::make_unique<WholeGroupIndex>(handle_);
-        groups = own_groups.get();
-      }
-      const WholeGroupIndex::Group* g = groups->Get(unit.group);
+      const WholeGroupIndex::Group* g = run.groups->Get(unit.group);
       // Any member as important as the preemptor protects the whole group.
       if (g == nullptr || g->max_priority >= pod.priority) continue;
       whole_group_of[p->uid()] = unit.group;
@@ -239,26 +251,59 @@ Status DefaultPreemption::SelectVictimsOnNode(const CycleState& cycle_state, con
     potential.push_back(p);
   }
   if (potential.empty()) return Status(Code::kUnschedulableAndUnresolvable, std::string(kNoVictims));
-  for (const PodInfoPtr& p : potential) {
+
+  // Pods nominated here with >= priority count as placed (upstream
+  // addNominatedPods). Upstream checks twice, with and without them; the
+  // second check can only fail for a pod that needs pod affinity (removing
+  // other pods never breaks any other filter), so only then are they kept
+  // apart; otherwise they stay in the what-if node for the whole evaluation.
+  std::vector<PodInfoPtr> room;
+  for (const PodInfoPtr& np : nominated) {
+    if (np->uid() == pod.uid() || np->priority < pod.priority) continue;
+    bool present = false;
+    for (const PodInfoPtr& q : original.pods()) present = present || q->uid() == np->uid();
+    if (!present) room.push_back(np);
+  }
+  const bool two_pass = !room.empty() && !pod.required_affinity.empty();
+
+  NodeInfo node = original;  // the what-if copy
+  std::unique_ptr<CycleState> owned_state = run.extensions ? run.state.Clone() : nullptr;
+  const CycleState& state = owned_state ? *owned_state : run.state;
+  auto remove = [&](const PodInfoPtr& p) -> Status {
     node.RemovePod(p->uid());
-    Status st = handle_.RunPreFilterExtensionRemovePod(*state, pod, *p, node);
-    if (!st.IsSuccess()) return st;
+    return owned_state ? handle_.RunPreFilterExtensionRemovePod(*owned_state, pod, *p, node)
+                       : Status();
+  };
+  auto add = [&](const PodInfoPtr& p) -> Status {
+    node.AddPod(p);
+    return owned_state ? handle_.RunPreFilterExtensionAddPod(*owned_state, pod, *p, node)
+                       : Status();
+  };
+  auto fits = [&]() -> Status {
+    if (two_pass) return FitsWithNominated(run, state, node, room);
+    return handle_.RunFilterPluginsWithPlan(run.plan, state, pod, node);
+  };
+  if (!two_pass) {
+    for (const PodInfoPtr& np : room) {
+      if (Status st = add(np); !st.IsSuccess()) return st;
+    }
+  }
+  for (const PodInfoPtr& p : potential) {
+    if (Status st = remove(p); !st.IsSuccess()) return st;
   }
   // Even without every lower-priority pod the pod does not fit: no help here.
-  if (Status st = Fits(*state, pod, node, nominated); !st.IsSuccess()) return st;
+  if (Status st = fits(); !st.IsSuccess()) return st;
 
   std::sort(potential.begin(), potential.end(), MoreImportant);
-  std::vector<PodInfoPtr> violating, non_violating;
-  SplitByPdbViolation(potential, handle_.PodDisruptionBudgets(), &violating, &non_violating);
-
   out->node = std::string(original.name());
   out->victims.clear();
   out->num_pdb_violations = 0;
   absl::flat_hash_map<std::string, bool> group_done;  // `all` group -> reprieved?
+  std::vector<PodInfoPtr> block;
   // Reprieve as many as possible, most important first; PDB-violating pods
   // first. An `all` group's members on this node are tried as one block.
   auto reprieve = [&](const PodInfoPtr& p, bool violates) -> Status {
-    std::vector<PodInfoPtr> block;
+    block.clear();
     auto wit = whole_group_of.find(p->uid());
     if (wit == whole_group_of.end()) {
       block.push_back(p);
@@ -270,36 +315,41 @@ Status DefaultPreemption::SelectVictimsOnNode(const CycleState& cycle_state, con
       }
     }
     for (const PodInfoPtr& q : block) {
-      node.AddPod(q);
-      Status st = handle_.RunPreFilterExtensionAddPod(*state, pod, *q, node);
-      if (!st.IsSuccess()) return st;
+      if (Status st = add(q); !st.IsSuccess()) return st;
     }
-    Status fit = Fits(*state, pod, node, nominated);
+    Status fit = fits();
     if (fit.IsError()) return fit;
     const bool kept = fit.IsSuccess();
     if (wit != whole_group_of.end()) group_done[wit->second] = kept;
     if (!kept) {
       for (const PodInfoPtr& q : block) {
-        node.RemovePod(q->uid());
-        Status st = handle_.RunPreFilterExtensionRemovePod(*state, pod, *q, node);
-        if (!st.IsSuccess()) return st;
+        if (Status st = remove(q); !st.IsSuccess()) return st;
         out->victims.push_back(q);
       }
       if (violates) out->num_pdb_violations++;
     }
     return Status();
   };
-  for (const PodInfoPtr& p : violating) {
-    if (Status st = reprieve(p, true); !st.IsSuccess()) return st;
-  }
-  for (const PodInfoPtr& p : non_violating) {
-    if (Status st = reprieve(p, false); !st.IsSuccess()) return st;
+  const auto& pdbs = handle_.PodDisruptionBudgets();
+  if (pdbs.empty()) {
+    for (const PodInfoPtr& p : potential) {
+      if (Status st = reprieve(p, false); !st.IsSuccess()) return st;
+    }
+  } else {
+    std::vector<PodInfoPtr> violating, non_violating;
+    SplitByPdbViolation(potential, pdbs, &violating, &non_violating);
+    for (const PodInfoPtr& p : violating) {
+      if (Status st = reprieve(p, true); !st.IsSuccess()) return st;
+    }
+    for (const PodInfoPtr& p : non_violating) {
+      if (Status st = reprieve(p, false); !st.IsSuccess()) return st;
+    }
   }
   // An evicted `all` group goes whole: its members on other nodes too.
   for (const auto& [group, kept] : group_done) {
     if (kept) continue;
     out->whole_groups.push_back(group);
-    for (const PodInfoPtr& m : groups->Get(group)->members) {
+    for (const PodInfoPtr& m : run.groups->Get(group)->members) {
       if (m->p().node_name.view() != original.name()) out->victims.push_back(m);
     }
   }
@@ -373,7 +423,7 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
   // UnschedulableAndUnresolvable, and not left out by PreFilter).
   std::vector<const NodeInfo*> potential;
   for (const NodeInfo* n : all) {
-    auto it = filtered.find(std::string(n->name()));
+    auto it = filtered.find(gantry::AsAbsl(n->name()));
     if (it == filtered.end() || it->second.code() != Code::kUnschedulable) continue;
     potential.push_back(n);
   }
@@ -395,6 +445,8 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
   const size_t offset = static_cast<size_t>(offset_.fetch_add(1, std::memory_order_relaxed) % static_cast<uint64_t>(n));
   std::vector<Candidate> candidates;
   WholeGroupIndex groups(handle_);
+  const DryRun run{state, pod, handle_.ActiveFilterPlugins(state),
+                   handle_.HasPreFilterExtensions(state), &groups};
   int evaluated = 0;
   int failed = 0;
   std::vector<Candidate> wave_out;
@@ -411,7 +463,7 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
     for (int k = 0; k < wave; ++k) wave_nominated[static_cast<size_t>(k)] = handle_.NominatedPodsForNode(node_at(k)->name());
     handle_.parallelizer().Until(wave, [&](int k) {
       const size_t i = static_cast<size_t>(k);
-      wave_status[i] = SelectVictimsOnNode(state, pod, *node_at(k), wave_nominated[i], &wave_out[i], &groups);
+      wave_status[i] = Evaluate(run, *node_at(k), wave_nominated[i], &wave_out[i]);
     });
     for (int k = 0; k < wave; ++k) {
       const size_t i = static_cast<size_t>(k);

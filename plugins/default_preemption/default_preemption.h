@@ -106,11 +106,16 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   const DefaultPreemptionArgs& args() const { return args_; }
 
  private:
-  // Filters `pod` on `node` with the nominated pods of >= priority added
+  struct DryRun;
+  // SelectVictimsOnNode within one dry run.
+  framework::Status Evaluate(const DryRun& run, const framework::NodeInfo& node,
+                             const std::vector<framework::PodInfoPtr>& nominated,
+                             Candidate* out) const;
+  // Filters on `node` with the nominated pods `room` added, then without them
   // (upstream RunFilterPluginsWithNominatedPods).
-  framework::Status Fits(const framework::CycleState& state, const framework::PodInfo& pod,
-                         const framework::NodeInfo& node,
-                         const std::vector<framework::PodInfoPtr>& nominated) const;
+  framework::Status FitsWithNominated(const DryRun& run, const framework::CycleState& state,
+                                      const framework::NodeInfo& node,
+                                      const std::vector<framework::PodInfoPtr>& room) const;
 
   DefaultPreemptionArgs args_;
   framework::FrameworkHandle& handle_;

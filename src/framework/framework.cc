@@ -319,6 +319,13 @@ Status Framework::RunFilterPlugins(const std::vector<FilterPlugin*>& active, con
   return Status();
 }
 
+bool Framework::HasPreFilterExtensions(const CycleState& state) const {
+  for (PreFilterPlugin* p : pre_filter_) {
+    if (p->Extensions() != nullptr && !state.SkipFilter(p->Name())) return true;
+  }
+  return false;
+}
+
 Status Framework::RunPreFilterAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
                                      const NodeInfo& node) {
   for (PreFilterPlugin* p : pre_filter_) {

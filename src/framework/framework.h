@@ -116,7 +116,7 @@ class Framework final : public FrameworkHandle {
   Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node);
   // The filter plugins not skipped by PreFilter in `state` (compute once per
   // cycle, then run them per node with the overload below).
-  std::vector<FilterPlugin*> ActiveFilterPlugins(const CycleState& state) const;
+  std::vector<FilterPlugin*> ActiveFilterPlugins(const CycleState& state) const override;
   Status RunFilterPlugins(const std::vector<FilterPlugin*>& active, const CycleState& state,
                           const PodInfo& pod, const NodeInfo& node);
   Status RunPreFilterAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
@@ -182,6 +182,11 @@ class Framework final : public FrameworkHandle {
                                    const NodeInfo& node) override {
     return RunFilterPlugins(state, pod, node);
   }
+  Status RunFilterPluginsWithPlan(const std::vector<FilterPlugin*>& plan, const CycleState& state,
+                                  const PodInfo& pod, const NodeInfo& node) override {
+    return RunFilterPlugins(plan, state, pod, node);
+  }
+  bool HasPreFilterExtensions(const CycleState& state) const override;
   Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
                                      const NodeInfo& node) override {
     return RunPreFilterAddPod(state, pod, to_add, node);
