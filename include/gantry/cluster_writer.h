@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "src/api/dra.h"
 #include "src/api/pod.h"
 
@@ -59,6 +59,19 @@ struct PodGroupCondition {
   std::string status;   // "True" | "False"
   std::string reason;   // "Scheduled" | "Unschedulable" | "SchedulerError" | PreemptionByScheduler
   std::string message;  // how many members fit where | who preempted the group
+};
+
+// pod.status.extendedResourceClaimStatus: the claim the scheduler created
+// for the pod's extended resources backed by DRA, and which of its requests
+// serves each container's resource.
+struct ExtendedResourceClaimStatus {
+  struct RequestMapping {
+    std::string container_name;
+    std::string resource_name;  // e.g. "example.com/gpu"
+    std::string request_name;   // "container-<i>-request-<j>"
+  };
+  std::string resource_claim_name;
+  std::vector<RequestMapping> request_mappings;
 };
 
 class ClusterWriter {
@@ -127,6 +140,36 @@ class ClusterWriter {
   virtual absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) {
     (void)claim;
     return absl::UnimplementedError("DeallocateResourceClaim is not implemented by this cluster writer");
+  }
+
+  // ---- Extended resources backed by DRA -------------------------------------
+  // Creates `claim` (metadata.generateName `generate_name`, name and UID
+  // empty; ownerReferences, annotations, finalizers and ExactCount requests
+  // are sent) and returns it as created: with the name and UID the server
+  // generated.
+  virtual absl::StatusOr<api::ResourceClaim> CreateResourceClaim(const api::ResourceClaim& claim,
+                                                                 std::string_view generate_name) {
+    (void)claim;
+    (void)generate_name;
+    return absl::UnimplementedError(
+        "CreateResourceClaim is not implemented by this cluster writer");
+  }
+
+  // Deletes a claim the scheduler created: removes the delete-protection
+  // finalizer, then deletes it (UID precondition). OK when it is already gone.
+  virtual absl::Status DeleteResourceClaim(const api::ResourceClaim& claim) {
+    (void)claim;
+    return absl::UnimplementedError(
+        "DeleteResourceClaim is not implemented by this cluster writer");
+  }
+
+  // Writes pod.status.extendedResourceClaimStatus (UID precondition).
+  virtual absl::Status UpdatePodExtendedResourceClaimStatus(
+      const api::Pod& pod, const ExtendedResourceClaimStatus& status) {
+    (void)pod;
+    (void)status;
+    return absl::UnimplementedError(
+        "UpdatePodExtendedResourceClaimStatus is not implemented by this cluster writer");
   }
 };
 

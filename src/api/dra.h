@@ -30,6 +30,7 @@
 #include "src/api/meta.h"
 #include "src/api/policy.h"
 #include "src/api/quantity.h"
+#include "src/api/resources.h"
 #include "src/api/selectors.h"
 
 namespace gantry::api {
@@ -64,9 +65,8 @@ inline constexpr std::string_view kDeleteProtectionFinalizer =
 inline constexpr std::string_view kPodClaimNameAnnotation = "resource.kubernetes.io/pod-claim-name";
 inline constexpr std::string_view kExtendedResourceClaimAnnotation =
     "resource.kubernetes.io/extended-resource-claim";
-inline constexpr std::string_view kAdminAccessNamespaceLabel = "resource.kubernetes.io/admin-access";
-inline constexpr std::string_view kImplicitExtendedResourcePrefix =
-    "deviceclass.resource.kubernetes.io/";
+inline constexpr std::string_view kAdminAccessNamespaceLabel =
+    "resource.kubernetes.io/admin-access";
 
 // Splits a qualified name at the first '/': ("domain", "id"); a name without
 // '/' has an empty domain.

@@ -147,7 +147,9 @@ ContainerResources DecodeContainer(Decoder& d, JsonValue v, Pod* pod, bool init)
   ResourceList limits;
   bool has_requests = false;
   d.ForEachField(v, [&](std::string_view key, JsonValue value) {
-    if (key == "resources") {
+    if (key == "name") {
+      c.name = std::string(d.String(value));
+    } else if (key == "resources") {
       d.ForEachField(value, [&](std::string_view k, JsonValue val) {
         if (k == "requests") {
           c.requests = DecodeResourceList(d, val);
@@ -195,6 +197,36 @@ ContainerResources DecodeContainer(Decoder& d, JsonValue v, Pod* pod, bool init)
     if (!present) c.requests.Set(r.name, r.value);
   }
   return c;
+}
+
+// The containers' requests that DRA may serve (IsDraExtendedResourceName),
+// indexed as upstream names the requests of its extended-resource claim:
+// container i of initContainers + containers, position j of the resource
+// among the container's request names in byte order.
+std::vector<ContainerExtendedRequest> ExtendedRequests(
+    const std::vector<ContainerResources>& init_containers,
+    const std::vector<ContainerResources>& containers) {
+  std::vector<ContainerExtendedRequest> out;
+  int32_t index = 0;
+  for (const std::vector<ContainerResources>* list : {&init_containers, &containers}) {
+    const bool init = list == &init_containers;
+    for (const ContainerResources& c : *list) {
+      std::vector<std::string_view> names;
+      for (const ResourceAmount& r : c.requests.items()) names.push_back(r.name.view());
+      std::sort(names.begin(), names.end());
+      for (size_t j = 0; j < names.size(); ++j) {
+        if (!IsDraExtendedResourceName(names[j])) continue;
+        const Symbol resource = Symbol::Intern(names[j]);
+        const int64_t value = c.requests.Get(resource);
+        if (value <= 0) continue;
+        out.push_back(ContainerExtendedRequest{index, static_cast<int32_t>(j),
+                                               init && !c.restartable_sidecar, c.name, resource,
+                                               value});
+      }
+      ++index;
+    }
+  }
+  return out;
 }
 
 PodPhase DecodePhase(Decoder& d, JsonValue v) {
@@ -307,6 +339,7 @@ void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
     }
   });
   if (!d.ok()) return;
+  pod->extended_requests = ExtendedRequests(init_containers, containers);
   ResourceList folded = ComputeEffectiveRequests(containers, init_containers, ResourceList());
   // Pod-level requests replace the container aggregate for the resources they name.
   for (const ResourceAmount& r : pod_level.items()) folded.Set(r.name, r.value);
@@ -347,6 +380,12 @@ void DecodeStatus(Decoder& d, JsonValue v, Pod* pod) {
           }
         });
         pod->resource_claim_statuses.push_back(std::move(s));
+      });
+    } else if (key == "extendedResourceClaimStatus") {
+      if (value.is_null()) return;
+      d.ForEachField(value, [&](std::string_view k, JsonValue val) {
+        if (k == "resourceClaimName")
+          pod->extended_resource_claim_name = std::string(d.String(val));
       });
     }
   });

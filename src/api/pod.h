@@ -1,7 +1,9 @@
 // The Pod as the scheduler sees it: identity, placement constraints and the
 // effective resource requests, decoded once from the API object and then
 // immutable. Containers are not kept; their requests are folded into
-// `requests` by upstream's formula (see ComputeEffectiveRequests).
+// `requests` by upstream's formula (see ComputeEffectiveRequests). Only the
+// per-container requests that extended resources backed by DRA need are kept
+// (`extended_requests`).
 #ifndef GANTRY_SRC_API_POD_H_
 #define GANTRY_SRC_API_POD_H_
 
@@ -83,6 +85,22 @@ struct PodResourceClaimStatus {
   std::string resource_claim_name;  // empty: no claim needed
 };
 
+// One container's non-zero request for a resource that DRA may serve: a
+// domain-qualified extended resource (example.com/gpu) or a DeviceClass's
+// implicit name (deviceclass.resource.kubernetes.io/<class>). The scheduler's
+// claim for such resources names its requests after these
+// ("container-<container_index>-request-<request_index>").
+struct ContainerExtendedRequest {
+  int32_t container_index = 0;  // in initContainers followed by containers
+  int32_t request_index = 0;    // position among all the container's request names, sorted
+  // A non-sidecar init container: it runs before the long-lived containers
+  // and may reuse the devices requested for them.
+  bool init_only = false;
+  std::string container_name;
+  Symbol resource;
+  int64_t value = 0;
+};
+
 struct PodCondition {
   Symbol type;
   Symbol status;
@@ -108,6 +126,9 @@ struct Pod {
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::vector<Symbol> scheduling_gates;
   std::vector<PodResourceClaim> resource_claims;
+  // Requests that DRA may serve, in container order (initContainers first)
+  // and by resource name within a container; empty for most pods.
+  std::vector<ContainerExtendedRequest> extended_requests;
   Symbol pod_group_name;  // spec.schedulingGroup.podGroupName
   std::vector<std::string> pvc_names;  // persistentVolumeClaim volumes
   int64_t termination_grace_period_seconds = 30;
@@ -117,17 +138,26 @@ struct Pod {
   Symbol nominated_node_name;
   std::vector<PodCondition> conditions;
   std::vector<PodResourceClaimStatus> resource_claim_statuses;
+  // status.extendedResourceClaimStatus.resourceClaimName: the claim the
+  // scheduler created for the pod's extended resources backed by DRA.
+  std::string extended_resource_claim_name;
   int64_t start_micros = 0;
 
   bool IsTerminal() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }
   bool IsBound() const { return !node_name.empty(); }
   bool IsGated() const { return !scheduling_gates.empty(); }
+  // Whether the pod uses ResourceClaims: its own (spec.resourceClaims) or the
+  // claim for its extended resources backed by DRA.
+  bool UsesClaims() const {
+    return !resource_claims.empty() || !extended_resource_claim_name.empty();
+  }
 };
 
 // Container requests as read from the spec (before folding), exposed for tests.
 struct ContainerResources {
   ResourceList requests;
   bool restartable_sidecar = false;  // init container with restartPolicy: Always
+  std::string name;
 };
 
 // Upstream's PodRequests: max(sum(containers) + sum(sidecars), max over init

@@ -25,6 +25,10 @@ bool IsExtendedResourceName(std::string_view name) {
   return domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io");
 }
 
+bool IsDraExtendedResourceName(std::string_view name) {
+  return IsExtendedResourceName(name) || name.starts_with(kImplicitExtendedResourcePrefix);
+}
+
 int64_t ResourceList::Get(Symbol name) const {
   for (const ResourceAmount& r : items_) {
     if (r.name == name) return r.value;

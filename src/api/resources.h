@@ -27,6 +27,14 @@ struct ResourceNames {
 bool IsExtendedResourceName(std::string_view name);
 bool IsHugePageResourceName(std::string_view name);
 
+// Prefix of a DeviceClass's implicit extended resource name
+// ("deviceclass.resource.kubernetes.io/<class>").
+inline constexpr std::string_view kImplicitExtendedResourcePrefix =
+    "deviceclass.resource.kubernetes.io/";
+// True for names a DeviceClass may serve (extended resources backed by DRA):
+// extended resource names and implicit DeviceClass names.
+bool IsDraExtendedResourceName(std::string_view name);
+
 struct ResourceAmount {
   Symbol name;
   int64_t value = 0;

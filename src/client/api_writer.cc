@@ -5,6 +5,7 @@
 
 #include "gantry/util/strings.h"
 #include "nlohmann/json.hpp"
+#include "simdjson.h"
 #include "spdlog/spdlog.h"
 
 namespace gantry::client {
@@ -52,6 +53,24 @@ nlohmann::json RequirementsJson(const std::vector<api::Requirement>& reqs) {
 }
 
 nlohmann::json AllocationJson(const api::AllocationResult& a, int64_t now_micros);
+
+// A merge patch of the claim's metadata.finalizers (UID precondition, and
+// resourceVersion when `with_resource_version`).
+HttpRequest FinalizersPatch(const api::ResourceClaim& claim,
+                            const std::vector<std::string>& finalizers,
+                            bool with_resource_version) {
+  nlohmann::json meta = {{"finalizers", finalizers}};
+  if (!claim.meta.uid.empty()) meta["uid"] = claim.meta.uid;
+  if (with_resource_version && !claim.meta.resource_version.empty()) {
+    meta["resourceVersion"] = claim.meta.resource_version;
+  }
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = ClaimPath(claim, "");
+  req.content_type = "application/merge-patch+json";
+  req.body = nlohmann::json{{"metadata", meta}}.dump();
+  return req;
+}
 
 absl::Status ClaimWriteResult(const absl::StatusOr<HttpResponse>& r, std::string_view what) {
   if (!r.ok()) return r.status();
@@ -147,18 +166,12 @@ absl::Status ApiClusterWriter::AddResourceClaimFinalizer(const api::ResourceClai
   for (const std::string& f : claim.meta.finalizers) {
     if (f == finalizer) return absl::OkStatus();
   }
-  nlohmann::json finalizers = claim.meta.finalizers;
-  finalizers.push_back(std::string(finalizer));
+  std::vector<std::string> finalizers = claim.meta.finalizers;
+  finalizers.emplace_back(finalizer);
   // resourceVersion makes the merge patch conditional: a stale claim is a Conflict.
-  nlohmann::json meta = {{"finalizers", finalizers}};
-  if (!claim.meta.uid.empty()) meta["uid"] = claim.meta.uid;
-  if (!claim.meta.resource_version.empty()) meta["resourceVersion"] = claim.meta.resource_version;
-  HttpRequest req;
-  req.method = "PATCH";
-  req.path = ClaimPath(claim, "");
-  req.content_type = "application/merge-patch+json";
-  req.body = nlohmann::json{{"metadata", meta}}.dump();
-  return ClaimWriteResult(client_.Do(req), StrCat("add finalizer to ResourceClaim ", claim.meta.Key()));
+  return ClaimWriteResult(
+      client_.Do(FinalizersPatch(claim, finalizers, /*with_resource_version=*/true)),
+      StrCat("add finalizer to ResourceClaim ", claim.meta.Key()));
 }
 
 absl::Status ApiClusterWriter::UpdateResourceClaimStatus(
@@ -181,6 +194,120 @@ absl::Status ApiClusterWriter::DeallocateResourceClaim(const api::ResourceClaim&
   req.content_type = "application/merge-patch+json";
   req.body = patch.dump();
   return ClaimWriteResult(client_.Do(req), StrCat("deallocate ResourceClaim ", claim.meta.Key()));
+}
+
+std::string ApiClusterWriter::ClaimCreateBody(const api::ResourceClaim& claim,
+                                              std::string_view generate_name) {
+  nlohmann::json meta = {{"generateName", std::string(generate_name)},
+                         {"namespace", std::string(claim.meta.namespace_.view())}};
+  nlohmann::json owners = nlohmann::json::array();
+  for (const api::OwnerReference& o : claim.meta.owner_references) {
+    nlohmann::json j = {{"apiVersion", std::string(o.api_version.view())},
+                        {"kind", std::string(o.kind.view())},
+                        {"name", o.name},
+                        {"uid", o.uid}};
+    if (o.controller) j["controller"] = true;
+    owners.push_back(std::move(j));
+  }
+  if (!owners.empty()) meta["ownerReferences"] = std::move(owners);
+  if (!claim.meta.annotations.empty()) {
+    nlohmann::json annotations = nlohmann::json::object();
+    for (const auto& [k, v] : claim.meta.annotations) annotations[std::string(k.view())] = v;
+    meta["annotations"] = std::move(annotations);
+  }
+  if (!claim.meta.labels.empty()) {
+    nlohmann::json labels = nlohmann::json::object();
+    for (const auto& [k, v] : claim.meta.labels)
+      labels[std::string(k.view())] = std::string(v.view());
+    meta["labels"] = std::move(labels);
+  }
+  if (!claim.meta.finalizers.empty()) meta["finalizers"] = claim.meta.finalizers;
+  nlohmann::json requests = nlohmann::json::array();
+  for (const api::DeviceRequest& r : claim.spec.requests) {
+    if (!r.exactly) continue;
+    requests.push_back({{"name", std::string(r.name.view())},
+                        {"exactly",
+                         {{"deviceClassName", std::string(r.exactly->device_class_name.view())},
+                          {"allocationMode", "ExactCount"},
+                          {"count", r.exactly->count}}}});
+  }
+  nlohmann::json body = {{"apiVersion", "resource.k8s.io/v1"},
+                         {"kind", "ResourceClaim"},
+                         {"metadata", std::move(meta)},
+                         {"spec", {{"devices", {{"requests", std::move(requests)}}}}}};
+  return body.dump();
+}
+
+absl::StatusOr<api::ResourceClaim> ApiClusterWriter::CreateResourceClaim(
+    const api::ResourceClaim& claim, std::string_view generate_name) {
+  HttpRequest req;
+  req.method = "POST";
+  req.path = StrCat("/apis/resource.k8s.io/v1/namespaces/", UrlEncode(claim.meta.namespace_.view()),
+                    "/resourceclaims");
+  req.content_type = "application/json";
+  req.body = ClaimCreateBody(claim, generate_name);
+  const std::string what =
+      StrCat("create ResourceClaim ", claim.meta.namespace_.view(), "/", generate_name, "*");
+  absl::StatusOr<HttpResponse> r = client_.Do(req);
+  if (absl::Status st = ClaimWriteResult(r, what); !st.ok()) return st;
+  simdjson::dom::parser parser;
+  api::JsonValue root;
+  if (parser.parse(r->body).get(root) != simdjson::SUCCESS) {
+    return absl::InternalError(StrCat(what, ": the response is not JSON"));
+  }
+  return api::DecodeResourceClaim(root);
+}
+
+absl::Status ApiClusterWriter::DeleteResourceClaim(const api::ResourceClaim& claim) {
+  const std::string what = StrCat("delete ResourceClaim ", claim.meta.Key());
+  std::vector<std::string> kept;
+  for (const std::string& f : claim.meta.finalizers) {
+    if (f != api::kDeleteProtectionFinalizer) kept.push_back(f);
+  }
+  if (kept.size() != claim.meta.finalizers.size()) {
+    // The finalizer first, as it would hold the deletion otherwise.
+    absl::StatusOr<HttpResponse> r =
+        client_.Do(FinalizersPatch(claim, kept, /*with_resource_version=*/false));
+    if (r.ok() && r->status == 404) return absl::OkStatus();
+    if (absl::Status st = ClaimWriteResult(r, what); !st.ok()) return st;
+  }
+  HttpRequest del;
+  del.method = "DELETE";
+  del.path = ClaimPath(claim, "");
+  del.content_type = "application/json";
+  nlohmann::json opts = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!claim.meta.uid.empty()) opts["preconditions"] = {{"uid", claim.meta.uid}};
+  del.body = opts.dump();
+  absl::StatusOr<HttpResponse> r = client_.Do(del);
+  if (r.ok() && r->status == 404) return absl::OkStatus();
+  return ClaimWriteResult(r, what);
+}
+
+std::string ApiClusterWriter::ExtendedResourceClaimStatusPatch(
+    const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) {
+  nlohmann::json mappings = nlohmann::json::array();
+  for (const framework::ExtendedResourceClaimStatus::RequestMapping& m : status.request_mappings) {
+    mappings.push_back({{"containerName", m.container_name},
+                        {"resourceName", m.resource_name},
+                        {"requestName", m.request_name}});
+  }
+  nlohmann::json patch = {{"status",
+                           {{"extendedResourceClaimStatus",
+                             {{"resourceClaimName", status.resource_claim_name},
+                              {"requestMappings", std::move(mappings)}}}}}};
+  if (!pod.meta.uid.empty()) patch["metadata"] = {{"uid", pod.meta.uid}};
+  return patch.dump();
+}
+
+absl::Status ApiClusterWriter::UpdatePodExtendedResourceClaimStatus(
+    const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) {
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = PodPath(pod, "status");
+  req.content_type = "application/merge-patch+json";
+  req.body = ExtendedResourceClaimStatusPatch(pod, status);
+  return ClaimWriteResult(client_.Do(req),
+                          StrCat("record the extended resource claim of pod ", pod.meta.Key()));
 }
 
 std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(const framework::PodGroupRef& g,

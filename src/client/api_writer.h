@@ -75,6 +75,14 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                          const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
   absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  // Extended resources backed by DRA: POST resourceclaims (ClaimCreateBody),
+  // the finalizer removal and DELETE of such a claim, and a merge patch of
+  // pods/status (ExtendedResourceClaimStatusPatch). Synchronous.
+  absl::StatusOr<api::ResourceClaim> CreateResourceClaim(const api::ResourceClaim& claim,
+                                                         std::string_view generate_name) override;
+  absl::Status DeleteResourceClaim(const api::ResourceClaim& claim) override;
+  absl::Status UpdatePodExtendedResourceClaimStatus(
+      const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) override;
   absl::Status UpdatePodGroupCondition(const framework::PodGroupRef& group,
                                        const framework::PodGroupCondition& condition) override;
 
@@ -88,6 +96,12 @@ class ApiClusterWriter final : public framework::ClusterWriter {
                                        const std::string* nominated_node, int64_t now_micros);
   static std::string ClaimStatusPatch(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                       const std::vector<api::ResourceClaimConsumerReference>& reserved_for);
+  // metadata {generateName, namespace, ownerReferences, annotations,
+  // labels, finalizers}, spec.devices.requests (ExactCount requests only).
+  static std::string ClaimCreateBody(const api::ResourceClaim& claim,
+                                     std::string_view generate_name);
+  static std::string ExtendedResourceClaimStatusPatch(
+      const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status);
   // The request UpdatePodGroupCondition sends, or nullopt when nothing is
   // written (a Coscheduling group's True or DisruptionTarget). Native groups
   // are applied server-side with field manager gantry-scheduler (the

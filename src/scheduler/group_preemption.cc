@@ -385,7 +385,7 @@ bool Scheduler::PreemptForUnit(const std::string& key, const state::GroupInfo& g
     for (const VictimUnit* u : units) {
       for (const auto& [node, pod] : u->pods) {
         const api::Pod& p = pod->p();
-        if (p.resource_claims.empty()) continue;
+        if (!p.UsesClaims()) continue;
         leaving_uids.insert(pod->uid());
         if (u->whole_group && !p.pod_group_name.empty())
           leaving_groups.insert(
@@ -414,7 +414,7 @@ bool Scheduler::PreemptForUnit(const std::string& key, const state::GroupInfo& g
     if (released.empty()) return false;
     std::shared_ptr<const state::DraSnapshot> view = dra_->Snapshot();  // with `released` free
     for (const auto& [node, pod] : u.pods) {
-      if (pod->p().resource_claims.empty()) continue;
+      if (!pod->p().UsesClaims()) continue;
       const std::vector<std::string> keys = state::PodClaimKeys(pod->p());
       for (const auto& c : released) {
         const std::string key = gantry::StrCat(c->meta.namespace_.view(), "/", c->meta.name);

@@ -75,6 +75,56 @@ absl::Status InMemoryWriter::DeallocateResourceClaim(const api::ResourceClaim& c
   return absl::OkStatus();
 }
 
+absl::StatusOr<api::ResourceClaim> InMemoryWriter::CreateResourceClaim(
+    const api::ResourceClaim& claim, std::string_view generate_name) {
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  static constexpr uint64_t kNames = 27ull * 27 * 27 * 27 * 27;  // 5 characters of the alphabet
+  std::lock_guard<std::mutex> lock(mu_);
+  if (created_claims_ >= kNames) {
+    return absl::ResourceExhaustedError("the simulator ran out of generated ResourceClaim names");
+  }
+  // The counter's digits, least significant first: unique for every claim of the run.
+  uint64_t n = created_claims_++;
+  std::string name(generate_name.substr(0, 58));
+  for (int i = 0; i < 5; ++i, n /= kAlphabet.size())
+    name.push_back(kAlphabet[n % kAlphabet.size()]);
+  auto created = std::make_shared<api::ResourceClaim>(claim);
+  created->meta.name = std::move(name);
+  created->meta.uid =
+      gantry::StrCat("sim-claim-", created->meta.namespace_.view(), "/", created->meta.name);
+  created->status = {};
+  claim_updates_.push_back(ClaimUpdate{nullptr, created});
+  return *created;
+}
+
+absl::Status InMemoryWriter::DeleteResourceClaim(const api::ResourceClaim& claim) {
+  std::lock_guard<std::mutex> lock(mu_);
+  claim_deletions_.push_back(std::make_shared<const api::ResourceClaim>(claim));
+  return absl::OkStatus();
+}
+
+std::vector<std::shared_ptr<const api::ResourceClaim>> InMemoryWriter::TakeClaimDeletions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<const api::ResourceClaim>> out;
+  out.swap(claim_deletions_);
+  return out;
+}
+
+absl::Status InMemoryWriter::UpdatePodExtendedResourceClaimStatus(
+    const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  extended_statuses_[pod.meta.uid] = status;
+  return absl::OkStatus();
+}
+
+std::optional<framework::ExtendedResourceClaimStatus> InMemoryWriter::ExtendedResourceClaimStatusOf(
+    const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = extended_statuses_.find(uid);
+  if (it == extended_statuses_.end()) return std::nullopt;
+  return it->second;
+}
+
 absl::Status InMemoryWriter::UpdatePodGroupCondition(const framework::PodGroupRef& group,
                                                      const framework::PodGroupCondition& condition) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -549,11 +599,18 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       }
       sched.OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
     }
+    for (std::shared_ptr<const api::ResourceClaim>& c : writer.TakeClaimDeletions()) {
+      sched.OnResourceClaimDelete(std::move(c));
+    }
     std::vector<InMemoryWriter::Binding> bindings = writer.TakeBindings();
     for (InMemoryWriter::Binding& b : bindings) {
       auto bound = std::make_shared<api::Pod>(*b.pod);
       bound->node_name = api::Symbol::Intern(b.node);
       bound->phase = api::PodPhase::kRunning;
+      if (auto ext = writer.ExtendedResourceClaimStatusOf(bound->meta.uid)) {
+        bound->extended_resource_claim_name = ext->resource_claim_name;
+        result.extended_resource_claims[bound->meta.Key()] = std::move(*ext);
+      }
       if (std::string g = group_of(*bound); !g.empty()) group_running[g].insert(bound->meta.uid);
       std::shared_ptr<const api::Pod> bound_const = bound;
       sched.OnPodUpdate(b.pod, bound_const);

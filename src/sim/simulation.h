@@ -39,6 +39,21 @@ class InMemoryWriter final : public framework::ClusterWriter {
   absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                          const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
   absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  // Extended resources backed by DRA: a created claim gets the API server's
+  // name form (`generate_name`, cut to 58 characters, plus 5 characters that
+  // spell a counter, so names are unique and runs deterministic) and UID
+  // "sim-claim-<ns>/<name>";
+  // creations and deletions are fed back as claim events, and the pod status
+  // is kept per pod UID until the pod's binding is fed back.
+  absl::StatusOr<api::ResourceClaim> CreateResourceClaim(const api::ResourceClaim& claim,
+                                                         std::string_view generate_name) override;
+  absl::Status DeleteResourceClaim(const api::ResourceClaim& claim) override;
+  absl::Status UpdatePodExtendedResourceClaimStatus(
+      const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) override;
+  std::vector<std::shared_ptr<const api::ResourceClaim>> TakeClaimDeletions();
+  // The status written for the pod with `uid`, nullopt when none.
+  std::optional<framework::ExtendedResourceClaimStatus> ExtendedResourceClaimStatusOf(
+      const std::string& uid) const;
   // PodGroup conditions: per "Kind ns/name", the latest scheduling condition
   // plus a count of its writes, and DisruptionTarget once preempted.
   absl::Status UpdatePodGroupCondition(const framework::PodGroupRef& group,
@@ -80,6 +95,10 @@ class InMemoryWriter final : public framework::ClusterWriter {
   mutable std::mutex mu_;
   std::vector<Binding> pending_;
   std::vector<ClaimUpdate> claim_updates_;
+  std::vector<std::shared_ptr<const api::ResourceClaim>> claim_deletions_;
+  absl::flat_hash_map<std::string, framework::ExtendedResourceClaimStatus>
+      extended_statuses_;  // pod uid
+  uint64_t created_claims_ = 0;
   std::vector<Eviction> evictions_;
   absl::flat_hash_map<std::string, std::vector<std::string>> claim_finalizers_;  // claim uid
   absl::flat_hash_map<std::string, std::string> bound_;  // uid -> node
@@ -101,6 +120,9 @@ struct SimulationResult {
     std::string request, driver, pool, device;
   };
   std::map<std::string, std::vector<AllocatedDevice>> allocations;
+  // Extended resources backed by DRA: "ns/pod" -> the pod's
+  // status.extendedResourceClaimStatus as the scheduler wrote it (bound pods).
+  std::map<std::string, framework::ExtendedResourceClaimStatus> extended_resource_claims;
   // PodGroups: "ns/name" -> outcome of the last group cycle.
   struct GroupResult {
     bool scheduled = false;

@@ -143,6 +143,13 @@ struct DraState::Impl {
   absl::flat_hash_map<std::string, InFlight> in_flight;  // claim uid
   // PodGroup-level claims of native PodGroups, by "ns/name".
   absl::flat_hash_map<std::string, PodGroupClaims> pod_group_claims;
+  // Extended resource name -> the DeviceClass serving it (explicit and
+  // implicit names), rebuilt with the classes.
+  absl::flat_hash_map<std::string, std::string> extended_resources;
+  // Claims the scheduler created for pods' extended resources (annotation
+  // resource.kubernetes.io/extended-resource-claim: "true"): controlling pod
+  // UID -> "ns/name".
+  absl::flat_hash_map<std::string, std::string> extended_claims;
 
   // Source of truth for allocations.
   absl::flat_hash_map<DeviceKey, int32_t> exclusive;
@@ -203,6 +210,7 @@ void DraState::UpsertClass(std::shared_ptr<const api::DeviceClass> cls) {
   (*copy)[cls->meta.name] = std::move(cls);
   impl_->classes = std::move(copy);
   impl_->classes_dirty = true;
+  RebuildExtendedResourcesLocked();
 }
 
 void DraState::DeleteClass(std::string_view name) {
@@ -211,6 +219,35 @@ void DraState::DeleteClass(std::string_view name) {
   copy->erase(gantry::AsAbsl(name));
   impl_->classes = std::move(copy);
   impl_->classes_dirty = true;
+  RebuildExtendedResourcesLocked();
+}
+
+void DraState::RebuildExtendedResourcesLocked() {
+  absl::flat_hash_map<std::string, std::string>& out = impl_->extended_resources;
+  out.clear();
+  // Explicit names: of several classes naming one resource, the newest
+  // (creationTimestamp) wins, on a tie the lexicographically first name.
+  absl::flat_hash_map<std::string_view, const api::DeviceClass*> winner;
+  for (const auto& [name, cls] : *impl_->classes) {
+    if (cls->spec.extended_resource_name.empty()) continue;
+    const api::DeviceClass*& w = winner[cls->spec.extended_resource_name.view()];
+    if (w == nullptr || cls->meta.creation_micros > w->meta.creation_micros ||
+        (cls->meta.creation_micros == w->meta.creation_micros && cls->meta.name < w->meta.name)) {
+      w = cls.get();
+    }
+  }
+  for (const auto& [resource, cls] : winner) out.emplace(resource, cls->meta.name);
+  // Every class also serves its implicit name (validation keeps explicit
+  // names out of that prefix).
+  for (const auto& [name, cls] : *impl_->classes) {
+    out.insert_or_assign(gantry::StrCat(api::kImplicitExtendedResourcePrefix, name), name);
+  }
+}
+
+std::string DraState::ExtendedResourceClass(std::string_view resource) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = impl_->extended_resources.find(gantry::AsAbsl(resource));
+  return it == impl_->extended_resources.end() ? std::string() : it->second;
 }
 
 void DraState::ApplyAllocationLocked(const api::AllocationResult& a, int sign) {
@@ -270,6 +307,12 @@ void DraState::UpsertClaimLocked(std::shared_ptr<const api::ResourceClaim> claim
       m.in_flight.erase(fl);
     }
   }
+  if (const std::string* a = claim->meta.FindAnnotation(api::kExtendedResourceClaimAnnotation);
+      a != nullptr && *a == "true") {
+    const api::OwnerReference* owner = claim->meta.ControllerRef();
+    if (owner != nullptr && owner->kind.view() == "Pod" && !owner->uid.empty())
+      m.extended_claims[owner->uid] = key;
+  }
   m.claims[key] = std::move(claim);
 }
 
@@ -288,7 +331,21 @@ void DraState::DeleteClaim(std::string_view ns, std::string_view name) {
   auto it = impl_->claims.find(NsKey(ns, name));
   if (it == impl_->claims.end()) return;
   if (it->second->status.allocation) ApplyAllocationLocked(*it->second->status.allocation, -1);
+  if (const api::OwnerReference* owner = it->second->meta.ControllerRef(); owner != nullptr) {
+    auto e = impl_->extended_claims.find(owner->uid);
+    if (e != impl_->extended_claims.end() && e->second == it->first)
+      impl_->extended_claims.erase(e);
+  }
   impl_->claims.erase(it);
+}
+
+std::shared_ptr<const api::ResourceClaim> DraState::FindExtendedResourceClaim(
+    std::string_view pod_uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto e = impl_->extended_claims.find(gantry::AsAbsl(pod_uid));
+  if (e == impl_->extended_claims.end()) return nullptr;
+  auto it = impl_->claims.find(e->second);
+  return it == impl_->claims.end() ? nullptr : it->second;
 }
 
 void DraState::UpsertTemplate(std::shared_ptr<const api::ResourceClaimTemplate> tmpl) {
@@ -745,6 +802,8 @@ std::vector<std::string> PodClaimKeys(const api::Pod& pod) {
         out.push_back(NsKey(ns, st.resource_claim_name));
     }
   }
+  if (!pod.extended_resource_claim_name.empty())
+    out.push_back(NsKey(ns, pod.extended_resource_claim_name));
   return out;
 }
 

@@ -221,7 +221,8 @@ std::shared_ptr<const DraSnapshot> SnapshotWithReleased(
 bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& allocation);
 
 // "namespace/name" of every ResourceClaim `pod` uses: spec.resourceClaims by
-// name, or from a template as recorded in status.resourceClaimStatuses.
+// name, or from a template as recorded in status.resourceClaimStatuses, and
+// the claim for its extended resources (status.extendedResourceClaimStatus).
 std::vector<std::string> PodClaimKeys(const api::Pod& pod);
 // A native PodGroup's spec.resourceClaims: pods of the group whose claim
 // entry matches one exactly use the group's claim, reserved for the group.
@@ -262,6 +263,17 @@ class DraState {
                                                                 std::string_view name) const;
   std::shared_ptr<const api::DeviceClass> GetClass(std::string_view name) const;
   std::vector<std::shared_ptr<const api::ResourceClaim>> Claims() const;
+  // The DeviceClass that serves the extended resource `resource` (extended
+  // resources backed by DRA), "" when none: the class whose
+  // spec.extendedResourceName it is (of several, the newest by
+  // creationTimestamp, on a tie the first by name), or the class <name> of
+  // the implicit deviceclass.resource.kubernetes.io/<name>.
+  std::string ExtendedResourceClass(std::string_view resource) const;
+  // The claim the scheduler created for the extended resources of the pod
+  // with `pod_uid` (annotation resource.kubernetes.io/extended-resource-claim
+  // "true", controlled by the pod), null when there is none.
+  std::shared_ptr<const api::ResourceClaim> FindExtendedResourceClaim(
+      std::string_view pod_uid) const;
 
   // ---- PodGroup-level claims (KEP-5729) ------------------------------------
   // Fed from native PodGroup events: the group's spec.resourceClaims (a group
@@ -327,6 +339,7 @@ class DraState {
   void ApplyAllocationLocked(const api::AllocationResult& a, int sign);
   void UpsertClaimLocked(std::shared_ptr<const api::ResourceClaim> claim);
   void RebuildInventoryLocked();
+  void RebuildExtendedResourcesLocked();
 
   mutable std::mutex mu_;
   std::unique_ptr<Impl> impl_;

@@ -161,6 +161,7 @@ absl::Status FakeHandle::UpdateResourceClaimStatus(const api::ResourceClaim& cla
                                                    const api::AllocationResult& allocation,
                                                    const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
   if (!dra_write_status.ok()) return dra_write_status;
+  if (fail_claim_status_writes) return absl::UnavailableError("api down");
   claim_allocations.emplace_back(claim.meta.Key(), allocation);
   claim_reservations.push_back(reserved_for);
   return absl::OkStatus();
@@ -169,6 +170,29 @@ absl::Status FakeHandle::UpdateResourceClaimStatus(const api::ResourceClaim& cla
 absl::Status FakeHandle::DeallocateResourceClaim(const api::ResourceClaim& claim) {
   if (!dra_write_status.ok()) return dra_write_status;
   deallocated_claims.push_back(claim.meta.Key());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<api::ResourceClaim> FakeHandle::CreateResourceClaim(const api::ResourceClaim& claim,
+                                                                   std::string_view generate_name) {
+  if (!dra_write_status.ok()) return dra_write_status;
+  api::ResourceClaim created = claim;
+  created.meta.name = std::string(generate_name) + "x";
+  created.meta.uid = "uid-" + created.meta.name;
+  created_claims.push_back(created);
+  return created;
+}
+
+absl::Status FakeHandle::DeleteResourceClaim(const api::ResourceClaim& claim) {
+  if (!dra_write_status.ok()) return dra_write_status;
+  deleted_claims.push_back(claim.meta.Key());
+  return absl::OkStatus();
+}
+
+absl::Status FakeHandle::UpdatePodExtendedResourceClaimStatus(
+    const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) {
+  if (!dra_write_status.ok()) return dra_write_status;
+  extended_statuses.emplace_back(pod.meta.Key(), status);
   return absl::OkStatus();
 }
 

@@ -76,6 +76,12 @@ class FakeHandle : public framework::FrameworkHandle, public framework::Snapshot
   absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
                                          const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
   absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  // A created claim is named `generate_name` + "x" with UID "uid-" + name.
+  absl::StatusOr<api::ResourceClaim> CreateResourceClaim(const api::ResourceClaim& claim,
+                                                         std::string_view generate_name) override;
+  absl::Status DeleteResourceClaim(const api::ResourceClaim& claim) override;
+  absl::Status UpdatePodExtendedResourceClaimStatus(
+      const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) override;
   // DRA state handed to plugins (not owned; null by default).
   void SetDra(state::DraState* dra) { dra_ = dra; }
   state::DraState* Dra() const override { return dra_; }
@@ -88,7 +94,12 @@ class FakeHandle : public framework::FrameworkHandle, public framework::Snapshot
   std::vector<std::pair<std::string, api::AllocationResult>> claim_allocations;  // "ns/name" -> allocation
   std::vector<std::vector<api::ResourceClaimConsumerReference>> claim_reservations;
   std::vector<std::string> deallocated_claims;
+  std::vector<api::ResourceClaim> created_claims;
+  std::vector<std::string> deleted_claims;  // "ns/name"
+  std::vector<std::pair<std::string, framework::ExtendedResourceClaimStatus>>
+      extended_statuses;  // pod key
   absl::Status dra_write_status;
+  bool fail_claim_status_writes = false;  // UpdateResourceClaimStatus fails with "api down"
 
  private:
   FakeClock clock_{1'700'000'000'000'000};

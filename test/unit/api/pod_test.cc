@@ -309,7 +309,7 @@ ResourceList RL(std::initializer_list<std::pair<std::string_view, int64_t>> kv) 
 }
 
 ContainerResources C(std::initializer_list<std::pair<std::string_view, int64_t>> kv, bool sidecar = false) {
-  return ContainerResources{RL(kv), sidecar};
+  return ContainerResources{RL(kv), sidecar, ""};
 }
 
 struct RequestsCase {
@@ -399,6 +399,68 @@ TEST(EffectiveRequestsTest, ThroughDecode) {
   }
   EXPECT_TRUE(MustDecode(R"({"metadata": {"name": "p"}, "spec": {"resources": {"requests": {"cpu": "1"}}}})")
                   .has_pod_level_resources);
+}
+
+// Extended resources backed by DRA: the per-container requests DynamicResources
+// names its claim's requests after (container index over initContainers +
+// containers, position among the container's sorted request names).
+TEST(PodDecodeTest, ExtendedRequestsPerContainer) {
+  struct Want {
+    int32_t container, request;
+    bool init_only;
+    std::string container_name, resource;
+    int64_t value;
+  };
+  struct Case {
+    const char* name;
+    const char* spec;
+    std::vector<Want> want;
+  };
+  const Case cases[] = {
+      {"none without extended resources",
+       R"({"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]})",
+       {}},
+      {"sorted position counts every request name",
+       R"({"containers": [{"name": "main", "resources": {"requests": {"cpu": "1", "memory": "1Gi",
+           "example.com/gpu": "2", "a.example.com/nic": "1"}}}]})",
+       {{0, 0, false, "main", "a.example.com/nic", 1},
+        {0, 2, false, "main", "example.com/gpu", 2}}},
+      {"implicit DeviceClass names count, kubernetes.io names and zeros do not",
+       R"({"containers": [{"name": "c", "resources": {"requests": {
+           "deviceclass.resource.kubernetes.io/gpu": "1", "kubernetes.io/other": "3", "example.com/zero": "0"}}}]})",
+       {{0, 0, false, "c", "deviceclass.resource.kubernetes.io/gpu", 1}}},
+      {"limits default the request",
+       R"({"containers": [{"name": "c", "resources": {"limits": {"example.com/gpu": "4"}}}]})",
+       {{0, 0, false, "c", "example.com/gpu", 4}}},
+      {"init containers first; sidecars are long-lived",
+       R"({"initContainers": [{"name": "setup", "resources": {"requests": {"example.com/gpu": "1"}}},
+                              {"name": "side", "restartPolicy": "Always",
+                               "resources": {"requests": {"cpu": "1", "example.com/gpu": "1"}}}],
+           "containers": [{"name": "a"}, {"name": "b", "resources": {"requests": {"example.com/gpu": "3"}}}]})",
+       {{0, 0, true, "setup", "example.com/gpu", 1},
+        {1, 1, false, "side", "example.com/gpu", 1},
+        {3, 0, false, "b", "example.com/gpu", 3}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Pod pod = MustDecode(std::string(R"({"metadata": {"name": "p"}, "spec": )") + c.spec + "}");
+    ASSERT_EQ(pod.extended_requests.size(), c.want.size());
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      const ContainerExtendedRequest& got = pod.extended_requests[i];
+      EXPECT_EQ(got.container_index, c.want[i].container) << i;
+      EXPECT_EQ(got.request_index, c.want[i].request) << i;
+      EXPECT_EQ(got.init_only, c.want[i].init_only) << i;
+      EXPECT_EQ(got.container_name, c.want[i].container_name) << i;
+      EXPECT_EQ(got.resource.view(), c.want[i].resource) << i;
+      EXPECT_EQ(got.value, c.want[i].value) << i;
+    }
+  }
+  Pod bound = MustDecode(R"({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]},
+      "status": {"extendedResourceClaimStatus": {"resourceClaimName": "p-extended-resources-x7k2q",
+                 "requestMappings": [{"containerName": "c", "resourceName": "example.com/gpu",
+                                      "requestName": "container-0-request-0"}]}}})");
+  EXPECT_EQ(bound.extended_resource_claim_name, "p-extended-resources-x7k2q");
+  EXPECT_TRUE(bound.UsesClaims());
 }
 
 // --- Errors ------------------------------------------------------------------

@@ -46,6 +46,30 @@ class FakeApi {
       record(req);
       res.set_content("{}", "application/json");
     });
+    // ResourceClaims: a POST gets a generated name and a UID; a name
+    // starting with "gone" is not found.
+    srv->Post("/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims",
+              [=](const httplib::Request& req, httplib::Response& res) {
+                record(req);
+                nlohmann::json obj = nlohmann::json::parse(req.body);
+                obj["metadata"]["name"] =
+                    obj["metadata"]["generateName"].get<std::string>() + "b2c4d";
+                obj["metadata"]["uid"] = "claim-uid";
+                obj["metadata"]["resourceVersion"] = "7";
+                res.status = 201;
+                res.set_content(obj.dump(), "application/json");
+              });
+    auto claim_write = [=](const httplib::Request& req, httplib::Response& res) {
+      record(req);
+      if (std::string(req.matches[1]).starts_with("gone")) {
+        res.status = 404;
+        res.set_content(R"({"kind":"Status","reason":"NotFound"})", "application/json");
+        return;
+      }
+      res.set_content("{}", "application/json");
+    };
+    srv->Patch(R"(/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/([^/]+))", claim_write);
+    srv->Delete(R"(/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/([^/]+))", claim_write);
     srv->Post("/apis/events.k8s.io/v1/namespaces/ns/events", [=, this](const httplib::Request& req, httplib::Response& res) {
       if (before_event) before_event();
       record(req);
@@ -209,6 +233,87 @@ TEST(ApiClusterWriter, PreemptionMarksThenDeletesWithUidPrecondition) {
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(nlohmann::json::parse(seen[0].body)["status"]["conditions"][0]["message"],
             "gantry-scheduler: preempting to accommodate a higher priority pod group");
+}
+
+TEST(ApiClusterWriter, ExtendedResourceClaimCreateDeleteAndPodStatus) {
+  FakeApi api;
+  ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
+  api::ResourceClaim claim;
+  claim.meta.namespace_ = api::Symbol::Intern("ns");
+  claim.meta.annotations.emplace_back(api::Symbol::Intern(api::kExtendedResourceClaimAnnotation),
+                                      "true");
+  api::OwnerReference owner;
+  owner.api_version = api::Symbol::Intern("v1");
+  owner.kind = api::Symbol::Intern("Pod");
+  owner.name = "p";
+  owner.uid = "uid-p";
+  owner.controller = true;
+  claim.meta.owner_references.push_back(owner);
+  claim.meta.finalizers = {std::string(api::kDeleteProtectionFinalizer)};
+  api::DeviceRequest req;
+  req.name = api::Symbol::Intern("container-0-request-1");
+  req.exactly.emplace();
+  req.exactly->device_class_name = api::Symbol::Intern("gpu.example.com");
+  req.exactly->count = 2;
+  claim.spec.requests.push_back(req);
+
+  absl::StatusOr<api::ResourceClaim> created =
+      w.CreateResourceClaim(claim, "p-extended-resources-");
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->meta.name, "p-extended-resources-b2c4d");
+  EXPECT_EQ(created->meta.uid, "claim-uid");
+  ASSERT_EQ(created->spec.requests.size(), 1u);
+  EXPECT_EQ(created->spec.requests[0].exactly->count, 2);
+  std::vector<Seen> seen = api.Take();
+  ASSERT_EQ(seen.size(), 1u);
+  nlohmann::json body = nlohmann::json::parse(seen[0].body);
+  EXPECT_EQ(body["kind"], "ResourceClaim");
+  EXPECT_EQ(body["metadata"]["generateName"], "p-extended-resources-");
+  EXPECT_FALSE(body["metadata"].contains("name"));
+  EXPECT_EQ(body["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"],
+            "true");
+  EXPECT_EQ(
+      body["metadata"]["ownerReferences"],
+      nlohmann::json::parse(
+          R"([{"apiVersion":"v1","kind":"Pod","name":"p","uid":"uid-p","controller":true}])"));
+  EXPECT_EQ(body["metadata"]["finalizers"],
+            nlohmann::json::array({"resource.kubernetes.io/delete-protection"}));
+  EXPECT_EQ(
+      body["spec"]["devices"]["requests"],
+      nlohmann::json::parse(
+          R"([{"name":"container-0-request-1","exactly":{"deviceClassName":"gpu.example.com",)"
+          R"("allocationMode":"ExactCount","count":2}}])"));
+
+  // Delete: the finalizer goes first, then DELETE with a UID precondition.
+  ASSERT_TRUE(w.DeleteResourceClaim(*created).ok());
+  seen = api.Take();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].method, "PATCH");
+  EXPECT_EQ(seen[0].content_type, "application/merge-patch+json");
+  EXPECT_EQ(nlohmann::json::parse(seen[0].body),
+            nlohmann::json::parse(R"({"metadata":{"finalizers":[],"uid":"claim-uid"}})"));
+  EXPECT_EQ(seen[1].method, "DELETE");
+  EXPECT_EQ(seen[1].path,
+            "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/p-extended-resources-b2c4d");
+  EXPECT_EQ(nlohmann::json::parse(seen[1].body)["preconditions"]["uid"], "claim-uid");
+  // A claim that is already gone is deleted.
+  api::ResourceClaim gone = *created;
+  gone.meta.name = "gone-1";
+  EXPECT_TRUE(w.DeleteResourceClaim(gone).ok());
+  EXPECT_EQ(api.Take().size(), 1u) << "nothing after the 404";
+
+  framework::ExtendedResourceClaimStatus status{
+      "p-extended-resources-b2c4d", {{"main", "example.com/gpu", "container-0-request-1"}}};
+  ASSERT_TRUE(w.UpdatePodExtendedResourceClaimStatus(MakePod("p"), status).ok());
+  seen = api.Take();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].path, "/api/v1/namespaces/ns/pods/p/status");
+  EXPECT_EQ(seen[0].content_type, "application/merge-patch+json");
+  EXPECT_EQ(nlohmann::json::parse(seen[0].body),
+            nlohmann::json::parse(R"({"metadata":{"uid":"uid-p"},
+      "status":{"extendedResourceClaimStatus":{"resourceClaimName":"p-extended-resources-b2c4d",
+      "requestMappings":[{"containerName":"main","resourceName":"example.com/gpu",
+      "requestName":"container-0-request-1"}]}}})"));
 }
 
 TEST(ApiClusterWriter, PodGroupConditionRequests) {

@@ -38,29 +38,46 @@ struct Use {
 // What Gantry does against the API server (src/client): reflectors list and
 // watch (get for single reads), writes as noted.
 const std::vector<Use> kClusterUse = {
-    {"", "nodes", "get"}, {"", "nodes", "list"}, {"", "nodes", "watch"},
-    {"", "namespaces", "get"}, {"", "namespaces", "list"}, {"", "namespaces", "watch"},
-    {"", "pods", "get"}, {"", "pods", "list"}, {"", "pods", "watch"},
-    {"", "pods", "delete"},            // preemption (api_writer.cc: DELETE with UID precondition)
-    {"", "pods/binding", "create"},    // POST .../pods/{name}/binding
-    {"", "pods/status", "patch"},      // PodScheduled, nominatedNodeName, DisruptionTarget
+    {"", "nodes", "get"},
+    {"", "nodes", "list"},
+    {"", "nodes", "watch"},
+    {"", "namespaces", "get"},
+    {"", "namespaces", "list"},
+    {"", "namespaces", "watch"},
+    {"", "pods", "get"},
+    {"", "pods", "list"},
+    {"", "pods", "watch"},
+    {"", "pods", "delete"},          // preemption (api_writer.cc: DELETE with UID precondition)
+    {"", "pods/binding", "create"},  // POST .../pods/{name}/binding
+    {"", "pods/status", "patch"},    // PodScheduled, nominatedNodeName, DisruptionTarget
     {"", "pods/status", "update"},
-    {"events.k8s.io", "events", "create"}, {"events.k8s.io", "events", "patch"},  // series folding
-    {"policy", "poddisruptionbudgets", "get"}, {"policy", "poddisruptionbudgets", "list"},
+    {"events.k8s.io", "events", "create"},
+    {"events.k8s.io", "events", "patch"},  // series folding
+    {"policy", "poddisruptionbudgets", "get"},
+    {"policy", "poddisruptionbudgets", "list"},
     {"policy", "poddisruptionbudgets", "watch"},
-    {"scheduling.k8s.io", "priorityclasses", "get"}, {"scheduling.k8s.io", "priorityclasses", "list"},
+    {"scheduling.k8s.io", "priorityclasses", "get"},
+    {"scheduling.k8s.io", "priorityclasses", "list"},
     {"scheduling.k8s.io", "priorityclasses", "watch"},
-    {"resource.k8s.io", "resourceslices", "get"}, {"resource.k8s.io", "resourceslices", "list"},
+    {"resource.k8s.io", "resourceslices", "get"},
+    {"resource.k8s.io", "resourceslices", "list"},
     {"resource.k8s.io", "resourceslices", "watch"},
-    {"resource.k8s.io", "deviceclasses", "get"}, {"resource.k8s.io", "deviceclasses", "list"},
+    {"resource.k8s.io", "deviceclasses", "get"},
+    {"resource.k8s.io", "deviceclasses", "list"},
     {"resource.k8s.io", "deviceclasses", "watch"},
-    {"resource.k8s.io", "resourceclaimtemplates", "get"}, {"resource.k8s.io", "resourceclaimtemplates", "list"},
+    {"resource.k8s.io", "resourceclaimtemplates", "get"},
+    {"resource.k8s.io", "resourceclaimtemplates", "list"},
     {"resource.k8s.io", "resourceclaimtemplates", "watch"},
-    {"resource.k8s.io", "devicetaintrules", "get"}, {"resource.k8s.io", "devicetaintrules", "list"},
+    {"resource.k8s.io", "devicetaintrules", "get"},
+    {"resource.k8s.io", "devicetaintrules", "list"},
     {"resource.k8s.io", "devicetaintrules", "watch"},
-    {"resource.k8s.io", "resourceclaims", "get"}, {"resource.k8s.io", "resourceclaims", "list"},
+    {"resource.k8s.io", "resourceclaims", "get"},
+    {"resource.k8s.io", "resourceclaims", "list"},
     {"resource.k8s.io", "resourceclaims", "watch"},
     {"resource.k8s.io", "resourceclaims", "patch"},  // allocation finalizer (merge patch)
+    {"resource.k8s.io", "resourceclaims",
+     "create"},  // claim for extended resources backed by DRA (PreBind)
+    {"resource.k8s.io", "resourceclaims", "delete"},  // ... deleted again when the attempt fails
     {"resource.k8s.io", "resourceclaims/status", "patch"},  // allocation, reservedFor, deallocation
     {"resource.k8s.io", "resourceclaims/status", "update"},
     // DRAResourceClaimGranularStatusAuthorization (beta, on since v1.36): writing
@@ -68,18 +85,25 @@ const std::vector<Use> kClusterUse = {
     // resourceclaims/binding, with the verb of the status write.
     {"resource.k8s.io", "resourceclaims/binding", "patch"},
     {"resource.k8s.io", "resourceclaims/binding", "update"},
-    {"scheduling.k8s.io", "workloads", "get"}, {"scheduling.k8s.io", "workloads", "list"},
+    {"scheduling.k8s.io", "workloads", "get"},
+    {"scheduling.k8s.io", "workloads", "list"},
     {"scheduling.k8s.io", "workloads", "watch"},
-    {"scheduling.k8s.io", "podgroups", "get"}, {"scheduling.k8s.io", "podgroups", "list"},
+    {"scheduling.k8s.io", "podgroups", "get"},
+    {"scheduling.k8s.io", "podgroups", "list"},
     {"scheduling.k8s.io", "podgroups", "watch"},
-    {"scheduling.k8s.io", "compositepodgroups", "get"}, {"scheduling.k8s.io", "compositepodgroups", "list"},
+    {"scheduling.k8s.io", "compositepodgroups", "get"},
+    {"scheduling.k8s.io", "compositepodgroups", "list"},
     {"scheduling.k8s.io", "compositepodgroups", "watch"},
-    {"scheduling.k8s.io", "podgroups/status", "patch"}, {"scheduling.k8s.io", "podgroups/status", "update"},
-    {"scheduling.k8s.io", "compositepodgroups/status", "patch"},  // CompositePodGroupInitiallyScheduled
+    {"scheduling.k8s.io", "podgroups/status", "patch"},
+    {"scheduling.k8s.io", "podgroups/status", "update"},
+    {"scheduling.k8s.io", "compositepodgroups/status",
+     "patch"},  // CompositePodGroupInitiallyScheduled
     {"scheduling.k8s.io", "compositepodgroups/status", "update"},
-    {"scheduling.x-k8s.io", "podgroups", "get"}, {"scheduling.x-k8s.io", "podgroups", "list"},
+    {"scheduling.x-k8s.io", "podgroups", "get"},
+    {"scheduling.x-k8s.io", "podgroups", "list"},
     {"scheduling.x-k8s.io", "podgroups", "watch"},
-    {"scheduling.x-k8s.io", "podgroups/status", "patch"}, {"scheduling.x-k8s.io", "podgroups/status", "update"},
+    {"scheduling.x-k8s.io", "podgroups/status", "patch"},
+    {"scheduling.x-k8s.io", "podgroups/status", "update"},
 };
 
 // Leader election (client/leader_election.cc): GET, POST when absent, PUT.
