@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -87,8 +88,23 @@ struct ResolvedClaim {
   bool pending = false;
 };
 
+// The scheduler's claim for the extended resources backed by DRA of one pod,
+// as a node needs it: one request per container and resource the node has
+// no device-plugin capacity of (`mask`, bit k: CycleData::extended[k]), the
+// pod status mappings to those requests, and an allocator over the pod's
+// claims to allocate plus this claim (last).
+struct ExtendedVariant {
+  std::shared_ptr<const api::ResourceClaim> claim;
+  std::vector<framework::ExtendedResourceClaimStatus::RequestMapping> mappings;
+  std::shared_ptr<const dra::Allocator> allocator;
+};
+
 struct Shared {
   std::mutex mu;
+  // Extended-resource claim variants by mask, made on first use by Filter.
+  std::map<uint64_t, ExtendedVariant> variants;
+  absl::flat_hash_map<std::string, uint64_t>
+      node_masks;  // Filter's mask per feasible node (non-zero only)
   // Filter's solution per node (compact; materialized for the node Reserve picks).
   absl::flat_hash_map<std::string, dra::NodeAllocation> node_allocations;
   absl::flat_hash_set<size_t> unavailable;  // allocated claims that did not fit some node
@@ -114,6 +130,23 @@ struct CycleData final : framework::StateData {
   absl::flat_hash_set<std::string> held_pods;
   absl::flat_hash_set<std::string> held_claims;
   std::vector<api::AllocationResult> held;
+  // The view the allocators search: `base`, or `base` with `released` free.
+  std::shared_ptr<const state::DraSnapshot> view;
+  // Extended resources backed by DRA: the pod's requested resources that a
+  // DeviceClass serves, sorted by name (at most 64, one mask bit each).
+  struct ExtendedResource {
+    api::Symbol resource;
+    std::string device_class;
+  };
+  std::vector<ExtendedResource> extended;
+  // The pod's claim for them from an earlier attempt (stale: Filter rejects
+  // every node and PostFilter deletes it), null when there is none.
+  std::shared_ptr<const api::ResourceClaim> stale_extended;
+  // Reserve's variant for the chosen node (claim null: none) and its
+  // allocation; the claim PreBind created from it (Unreserve deletes it).
+  ExtendedVariant extended_chosen;
+  api::AllocationResult extended_allocation;
+  std::shared_ptr<const api::ResourceClaim> extended_created;
 
   std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<CycleData>(*this); }
 };
@@ -221,6 +254,115 @@ bool HasBindingConditions(const api::ResourceClaim& c) {
   return false;
 }
 
+// ---- Extended resources backed by DRA ----------------------------------------
+
+// The in-memory name of the pod's claim for its extended resources: not a
+// valid object name, so it never collides with a real claim; PreBind
+// creates the claim with generateName "<pod>-extended-resources-".
+constexpr std::string_view kExtendedClaimInMemoryName = "<extended-resources>";
+
+// The in-flight identity of that claim between Reserve and PreBind.
+std::string ExtendedInFlightUid(const api::Pod& pod) {
+  return gantry::StrCat("extended-resources/", pod.meta.uid);
+}
+
+std::string ExtendedRequestName(const api::ContainerExtendedRequest& r) {
+  return gantry::StrCat("container-", r.container_index, "-request-", r.request_index);
+}
+
+// The requests of the pod's extended-resource claim for the resources in
+// `mask`, and the pod status mappings to them, as upstream builds them. Per
+// resource (by name): one request per long-lived container (a regular or
+// sidecar container) asking for it; a non-sidecar init container first
+// reuses the requests of the long-lived containers from its own index on
+// and asks only for the rest; of the init containers' own requests only the
+// largest is kept and the others' mappings point to it. Requests are sorted
+// by name.
+std::shared_ptr<const api::ResourceClaim> ExtendedVariantClaim(
+    const api::Pod& pod, const std::vector<CycleData::ExtendedResource>& resources, uint64_t mask,
+    std::vector<framework::ExtendedResourceClaimStatus::RequestMapping>* mappings) {
+  using Mapping = framework::ExtendedResourceClaimStatus::RequestMapping;
+  auto claim = std::make_shared<api::ResourceClaim>();
+  claim->meta.name = std::string(kExtendedClaimInMemoryName);
+  claim->meta.namespace_ = pod.meta.namespace_;
+  claim->meta.uid = ExtendedInFlightUid(pod);
+  claim->meta.annotations.emplace_back(api::Symbol::Intern(api::kExtendedResourceClaimAnnotation),
+                                       "true");
+  api::OwnerReference owner;
+  owner.api_version = api::Symbol::Intern("v1");
+  owner.kind = api::Symbol::Intern("Pod");
+  owner.name = pod.meta.name;
+  owner.uid = pod.meta.uid;
+  owner.controller = true;
+  claim->meta.owner_references.push_back(std::move(owner));
+  auto request = [](std::string name, std::string_view device_class, int64_t count) {
+    api::DeviceRequest req;
+    req.name = api::Symbol::Intern(name);
+    api::ExactDeviceRequest exact;
+    exact.device_class_name = api::Symbol::Intern(device_class);
+    exact.count = count;
+    req.exactly = std::move(exact);
+    return req;
+  };
+  for (size_t k = 0; k < resources.size(); ++k) {
+    if (!(mask & (uint64_t{1} << k))) continue;
+    const CycleData::ExtendedResource& res = resources[k];
+    struct LongLived {
+      int32_t container = 0;
+      std::string name;
+      int64_t count = 0;
+    };
+    std::vector<LongLived> long_lived;  // in container order
+    std::vector<Mapping> long_mappings, short_mappings;
+    for (const api::ContainerExtendedRequest& r : pod.extended_requests) {
+      if (r.resource != res.resource || r.init_only) continue;
+      long_lived.push_back({r.container_index, ExtendedRequestName(r), r.value});
+      long_mappings.push_back({r.container_name, r.resource.str(), long_lived.back().name});
+    }
+    std::optional<api::DeviceRequest> max_short;
+    absl::flat_hash_set<std::string> short_names;
+    for (const api::ContainerExtendedRequest& r : pod.extended_requests) {
+      if (r.resource != res.resource || !r.init_only) continue;
+      int64_t sum = 0;
+      for (const LongLived& l : long_lived) {
+        if (l.container < r.container_index || sum >= r.value) continue;
+        sum += l.count;
+        short_mappings.push_back({r.container_name, r.resource.str(), l.name});
+      }
+      if (sum >= r.value) continue;
+      api::DeviceRequest own = request(ExtendedRequestName(r), res.device_class, r.value - sum);
+      short_mappings.push_back({r.container_name, r.resource.str(), own.name.str()});
+      short_names.insert(own.name.str());
+      if (!max_short || max_short->exactly->count < own.exactly->count) max_short = std::move(own);
+    }
+    if (max_short) {
+      for (Mapping& m : short_mappings) {
+        if (short_names.contains(m.request_name)) m.request_name = max_short->name.str();
+      }
+      claim->spec.requests.push_back(std::move(*max_short));
+    }
+    for (const LongLived& l : long_lived)
+      claim->spec.requests.push_back(request(l.name, res.device_class, l.count));
+    mappings->insert(mappings->end(), long_mappings.begin(), long_mappings.end());
+    mappings->insert(mappings->end(), short_mappings.begin(), short_mappings.end());
+  }
+  std::sort(claim->spec.requests.begin(), claim->spec.requests.end(),
+            [](const api::DeviceRequest& a, const api::DeviceRequest& b) {
+              return a.name.view() < b.name.view();
+            });
+  return claim;
+}
+
+// Bit k set: CycleData::extended[k] has no device-plugin capacity on the
+// node (allocatable 0), so DRA serves it there.
+uint64_t ExtendedMask(const CycleData& data, const framework::NodeInfo& node) {
+  uint64_t mask = 0;
+  for (size_t k = 0; k < data.extended.size(); ++k) {
+    if (node.allocatable().Get(data.extended[k].resource) <= 0) mask |= uint64_t{1} << k;
+  }
+  return mask;
+}
+
 // Checks existence/ownership/deletion of every claim; "" when fine. `group`
 // is the pod's PodGroup (null when none); `is_group` gets, per claim, whether
 // it is a PodGroup-level claim.
@@ -259,19 +401,22 @@ std::string CheckClaims(const api::Pod& pod, state::DraState& dra,
   return "";
 }
 
-// The allocator for the cycle's claims over its base snapshot, with the
+// The snapshot the cycle's allocators search: the base snapshot with the
 // released claims' devices free and the held ones taken.
+std::shared_ptr<const state::DraSnapshot> ViewOf(const CycleData& data) {
+  if (data.released.empty() && data.held.empty()) return data.base;
+  std::vector<const api::AllocationResult*> released, held;
+  for (const auto& c : data.released) released.push_back(&*c->status.allocation);
+  for (const api::AllocationResult& a : data.held) held.push_back(&a);
+  return state::SnapshotWithReleased(*data.base, released, held);
+}
+
+// The allocator for the cycle's claims over `data.view`.
 absl::StatusOr<std::unique_ptr<dra::Allocator>> MakeAllocator(const CycleData& data,
                                                               dra::Features features) {
   dra::AllocatorOptions opts;
   opts.features = features;
-  if (data.released.empty() && data.held.empty())
-    return dra::Allocator::Create(opts, data.base, data.to_allocate);
-  std::vector<const api::AllocationResult*> released, held;
-  for (const auto& c : data.released) released.push_back(&*c->status.allocation);
-  for (const api::AllocationResult& a : data.held) held.push_back(&a);
-  return dra::Allocator::Create(opts, state::SnapshotWithReleased(*data.base, released, held),
-                                data.to_allocate);
+  return dra::Allocator::Create(opts, data.view, data.to_allocate);
 }
 
 // Nominated room: allocates the not yet allocated claims of `nominated` on
@@ -305,7 +450,7 @@ bool HoldNominated(CycleData& data, const framework::PodInfo& nominated,
   absl::flat_hash_set<std::string> terminating;
   for (const framework::PodInfoPtr& p : node.pods()) {
     if (!p->p().meta.deletion_micros.has_value() || p->priority >= nominated.priority ||
-        p->p().resource_claims.empty())
+        !p->p().UsesClaims())
       continue;
     terminating.insert(p->uid());
     for (std::string& k : state::PodClaimKeys(p->p())) keys.push_back(std::move(k));
@@ -335,6 +480,43 @@ bool HoldNominated(CycleData& data, const framework::PodInfo& nominated,
   for (const auto& c : to_allocate) data.held_claims.insert(c->meta.uid);
   for (api::AllocationResult& a : out.allocations) data.held.push_back(std::move(a));
   return true;
+}
+
+// The pod's requested resources that a DeviceClass serves, sorted by name;
+// at most 64 (one mask bit each), the rest are left to device plugins.
+std::vector<CycleData::ExtendedResource> ExtendedResources(const api::Pod& pod,
+                                                           const state::DraState& dra) {
+  std::vector<CycleData::ExtendedResource> out;
+  for (const api::ContainerExtendedRequest& r : pod.extended_requests) {
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const auto& e) { return e.resource == r.resource; }))
+      continue;
+    std::string cls = dra.ExtendedResourceClass(r.resource.view());
+    if (!cls.empty()) out.push_back({r.resource, std::move(cls)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.resource.view() < b.resource.view(); });
+  if (out.size() > 64) out.resize(64);
+  return out;
+}
+
+// The variant of `mask` (made once per mask and cycle; Filter calls this in
+// parallel). NotFound when a class the claim names is gone.
+absl::StatusOr<const ExtendedVariant*> VariantFor(const CycleData& data, const api::Pod& pod,
+                                                  uint64_t mask, const dra::Features& features) {
+  std::lock_guard<std::mutex> lock(data.shared->mu);
+  auto it = data.shared->variants.find(mask);
+  if (it != data.shared->variants.end()) return &it->second;
+  ExtendedVariant v;
+  v.claim = ExtendedVariantClaim(pod, data.extended, mask, &v.mappings);
+  std::vector<std::shared_ptr<const api::ResourceClaim>> claims = data.to_allocate;
+  claims.push_back(v.claim);
+  dra::AllocatorOptions opts;
+  opts.features = features;
+  auto allocator = dra::Allocator::Create(opts, data.view, std::move(claims));
+  if (!allocator.ok()) return allocator.status();
+  v.allocator = std::move(*allocator);
+  return &data.shared->variants.emplace(mask, std::move(v)).first->second;
 }
 
 }  // namespace
@@ -439,17 +621,25 @@ Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
 Status DynamicResources::PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                    const std::vector<framework::NodeInfo*>& nodes, framework::PreFilterResult*) {
   const api::Pod& p = pod.p();
-  if (p.resource_claims.empty()) return Status::Skip();
+  if (p.resource_claims.empty() && p.extended_requests.empty()) return Status::Skip();
   state::DraState* dra = handle_.Dra();
-  if (dra == nullptr) return Status::Unresolvable("dynamic resource allocation is not available in this scheduler");
+  if (dra == nullptr) {
+    if (p.resource_claims.empty())
+      return Status::Skip();  // extended resources: device plugins only
+    return Status::Unresolvable("dynamic resource allocation is not available in this scheduler");
+  }
+  std::vector<CycleData::ExtendedResource> extended = ExtendedResources(p, *dra);
+  if (p.resource_claims.empty() && extended.empty()) return Status::Skip();
   std::vector<std::shared_ptr<const api::ResourceClaim>> claims;
   std::vector<bool> is_group;
   std::optional<state::PodGroupClaims> group = GroupOf(p, *dra);
   std::string why = CheckClaims(p, *dra, group ? &*group : nullptr, &claims, &is_group);
   if (!why.empty()) return Status::Unresolvable(std::move(why));
-  if (claims.empty()) return Status::Skip();
+  if (claims.empty() && extended.empty()) return Status::Skip();
 
   auto data = std::make_unique<CycleData>();
+  data->extended = std::move(extended);
+  if (!data->extended.empty()) data->stale_extended = dra->FindExtendedResourceClaim(p.meta.uid);
   std::vector<std::shared_ptr<const api::ResourceClaim>> to_allocate;
   const api::Labels* ns_labels = handle_.NamespaceLabels(p.meta.namespace_);
   for (size_t ci = 0; ci < claims.size(); ++ci) {
@@ -496,7 +686,7 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
     }
     data->claims.push_back(std::move(rc));
   }
-  if (!to_allocate.empty()) {
+  if (!to_allocate.empty() || !data->extended.empty()) {
     data->base = dra->Snapshot();
     data->to_allocate = std::move(to_allocate);
     // Devices that pods nominated with >= priority would take stay theirs.
@@ -504,6 +694,11 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
       if (np.pod->uid() != pod.uid() && np.node != nullptr)
         HoldNominated(*data, *np.pod, *np.node, dra, features_, args_.filter_timeout_micros);
     }
+    data->view = ViewOf(*data);
+    // Filter inserts one solution per feasible node: no rehashing under the lock.
+    data->shared->node_allocations.reserve(nodes.size());
+  }
+  if (!data->to_allocate.empty()) {
     auto allocator = MakeAllocator(*data, features_);
     if (!allocator.ok()) {
       if (absl::IsNotFound(allocator.status())) {
@@ -513,8 +708,6 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
       return Status::Error(std::string(allocator.status().message()));
     }
     data->allocator = std::move(*allocator);
-    // Filter inserts one solution per feasible node: no rehashing under the lock.
-    data->shared->node_allocations.reserve(nodes.size());
   }
   state.Write(kCycleKey, std::move(data));
   return Status();
@@ -524,10 +717,14 @@ Status DynamicResources::RebuildAllocator(framework::CycleState& state) {
   auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
-  auto allocator = MakeAllocator(data, features_);
-  if (!allocator.ok()) return Status::Error(std::string(allocator.status().message()));
-  data.allocator = std::move(*allocator);
-  data.shared = std::make_shared<Shared>();  // solutions of the old allocator do not apply
+  data.view = ViewOf(data);
+  if (!data.to_allocate.empty()) {
+    auto allocator = MakeAllocator(data, features_);
+    if (!allocator.ok()) return Status::Error(std::string(allocator.status().message()));
+    data.allocator = std::move(*allocator);
+  }
+  // Solutions and extended-resource variants of the old view do not apply.
+  data.shared = std::make_shared<Shared>();
   return Status();
 }
 
@@ -539,7 +736,8 @@ Status DynamicResources::RemovePod(framework::CycleState& state, const framework
   CycleData& data = **read;
   state::DraState* dra = handle_.Dra();
   const api::Pod& p = to_remove.p();
-  if (!data.allocator || dra == nullptr || p.resource_claims.empty()) return Status();
+  if ((!data.allocator && data.extended.empty()) || dra == nullptr || !p.UsesClaims())
+    return Status();
   // A member of a whole-group unit takes its PodGroup (and the group's
   // claims) with it.
   std::string group;
@@ -567,7 +765,7 @@ Status DynamicResources::AddPod(framework::CycleState& state, const framework::P
   auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
-  if (!data.allocator) return Status();
+  if (!data.allocator && data.extended.empty()) return Status();
   auto it = data.removed.find(to_add.uid());
   if (it == data.removed.end()) {
     // Not removed by this what-if: a pod nominated to `node` (upstream
@@ -593,13 +791,19 @@ Status DynamicResources::AddPod(framework::CycleState& state, const framework::P
   return data.released.size() == before ? Status() : RebuildAllocator(state);
 }
 
-Status DynamicResources::Filter(const framework::CycleState& state, const framework::PodInfo&,
+Status DynamicResources::Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                                 const framework::NodeInfo& node) {
   auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
   const api::Node* n = node.node();
   if (n == nullptr) return Status::Error("node not found");
+  if (data.stale_extended != nullptr) {
+    // Left over from an earlier attempt: PostFilter deletes it, then the pod
+    // is scheduled afresh.
+    return Status::Unresolvable(gantry::StrCat("cannot schedule extended resource claim \"",
+                                               data.stale_extended->meta.name, "\""));
+  }
   for (size_t i = 0; i < data.claims.size(); ++i) {
     const ResolvedClaim& rc = data.claims[i];
     if (rc.allocate) continue;
@@ -622,13 +826,26 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
       }
     }
   }
-  if (!data.allocator) return Status();
+  // Extended resources the node has no device-plugin capacity of are
+  // allocated through their DeviceClass, with the pod's claims.
+  const uint64_t mask = ExtendedMask(data, node);
+  const dra::Allocator* allocator = data.allocator.get();
+  if (mask != 0) {
+    absl::StatusOr<const ExtendedVariant*> v = VariantFor(data, pod.p(), mask, features_);
+    if (!v.ok()) {
+      if (absl::IsNotFound(v.status()))
+        return Status::Unresolvable(std::string(v.status().message()));
+      return Status::Error(std::string(v.status().message()));
+    }
+    allocator = (*v)->allocator.get();
+  }
+  if (allocator == nullptr) return Status();
   auto deadline = std::chrono::steady_clock::time_point::max();
   if (args_.filter_timeout_micros > 0) {
     deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(args_.filter_timeout_micros);
   }
   const auto alloc_start = std::chrono::steady_clock::now();
-  dra::NodeAllocation out = data.allocator->Allocate(*n, deadline, /*materialize=*/false);
+  dra::NodeAllocation out = allocator->Allocate(*n, deadline, /*materialize=*/false);
   static server::Histogram& alloc_seconds = server::GlobalMetrics().dra_allocation_duration.Get();
   alloc_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - alloc_start).count());
   using R = dra::NodeAllocation::Result;
@@ -636,6 +853,7 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
     case R::kSuccess: {
       std::lock_guard<std::mutex> lock(data.shared->mu);
       data.shared->node_allocations.insert_or_assign(n->meta.name, std::move(out));
+      if (mask != 0) data.shared->node_masks.insert_or_assign(n->meta.name, mask);
       return Status();
     }
     case R::kFatal:
@@ -681,6 +899,19 @@ framework::PostFilterResult DynamicResources::PostFilter(framework::CycleState& 
     result.status = Status::Unschedulable("deallocation of ResourceClaim completed");
     result.message = gantry::StrCat("deallocated resourceclaim \"", claim.meta.name, "\"");
     return result;
+  }
+  if (data.stale_extended != nullptr) {
+    // The pod's extended-resource claim from an earlier attempt: delete it,
+    // so that the next attempt builds one for the node it picks.
+    const api::ResourceClaim& claim = *data.stale_extended;
+    absl::Status st = handle_.Writer().DeleteResourceClaim(claim);
+    if (!st.ok()) {
+      result.status = Status::Error(std::string(st.message()));
+      return result;
+    }
+    if (dra != nullptr) dra->DeleteClaim(claim.meta.namespace_.view(), claim.meta.name);
+    result.status = Status::Unschedulable("deletion of ResourceClaim completed");
+    result.message = gantry::StrCat("deleted resourceclaim \"", claim.meta.name, "\"");
   }
   return result;
 }
@@ -730,13 +961,28 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
       }
     }
   }
-  if (!data.allocator) return Status();
+  if (!data.allocator && data.extended.empty()) return Status();
+  data.extended_chosen = ExtendedVariant{};
+  // The allocator of the node's solution: the extended-resource variant
+  // Filter used there, else the pod's claims alone.
+  const ExtendedVariant* variant = nullptr;
+  std::shared_ptr<const dra::Allocator> allocator = data.allocator;
+  {
+    std::lock_guard<std::mutex> lock(data.shared->mu);
+    auto m = data.shared->node_masks.find(gantry::AsAbsl(node));
+    if (m != data.shared->node_masks.end()) {
+      variant = &data.shared->variants.at(m->second);
+      allocator = variant->allocator;
+    }
+  }
+  if (allocator == nullptr)
+    return Status();  // the node's device plugins serve the extended resources
   // A score plugin's device preference for this node (src/dra/device_preference.h):
   // allocate again with those devices tried first; Filter's solution otherwise.
   dra::NodeAllocation preferred;
   if (const dra::DevicePreference* pref = state.Get<dra::DevicePreference>(kPreferenceKey)) {
     const dra::DevicePreference::Devices devices =
-        pref->Get(node, data.allocator->snapshot().inventory.get());
+        pref->Get(node, allocator->snapshot().inventory.get());
     const framework::NodeInfo* info = devices.empty() ? nullptr : handle_.Snapshot().Get(node);
     if (info != nullptr && info->node() != nullptr) {
       auto deadline = std::chrono::steady_clock::time_point::max();
@@ -744,7 +990,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
         deadline = std::chrono::steady_clock::now() +
                    std::chrono::microseconds(args_.filter_timeout_micros);
       }
-      preferred = data.allocator->Allocate(*info->node(), deadline, /*materialize=*/false, devices);
+      preferred = allocator->Allocate(*info->node(), deadline, /*materialize=*/false, devices);
     }
   }
   {
@@ -753,10 +999,19 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     if (it == data.shared->node_allocations.end()) {
       return Status::Error(gantry::StrCat("no device allocation was computed for node ", node));
     }
-    data.reserved = data.allocator->Materialize(
-        node, preferred.ok() ? preferred.solution : it->second.solution);
+    data.reserved =
+        allocator->Materialize(node, preferred.ok() ? preferred.solution : it->second.solution);
+    if (variant != nullptr) {
+      // The extended-resource claim is the allocator's last claim.
+      data.extended_chosen = *variant;
+      data.extended_allocation = std::move(data.reserved.back());
+      data.reserved.pop_back();
+    }
   }
   data.reserved_node = std::string(node);
+  if (data.extended_chosen.claim != nullptr && dra != nullptr) {
+    dra->AddInFlight(data.extended_chosen.claim->meta.uid, data.extended_allocation);
+  }
   for (const ResolvedClaim& rc : data.claims) {
     if (!rc.allocate || dra == nullptr) continue;
     const api::AllocationResult& a = data.reserved[static_cast<size_t>(rc.alloc_index)];
@@ -775,7 +1030,20 @@ void DynamicResources::Unreserve(framework::CycleState& state, const framework::
   if (read == nullptr) return;
   state::DraState* dra = handle_.Dra();
   if (dra == nullptr) return;
-  for (const ResolvedClaim& rc : read->claims) {
+  CycleData& data = *read;
+  if (data.extended_chosen.claim != nullptr) {
+    dra->RemoveInFlight(data.extended_chosen.claim->meta.uid);
+    data.extended_chosen = ExtendedVariant{};
+  }
+  if (data.extended_created != nullptr) {
+    // PreBind created the extended-resource claim: delete it again (best
+    // effort; a claim left behind is deleted by the next attempt's PostFilter).
+    const api::ResourceClaim& c = *data.extended_created;
+    if (handle_.Writer().DeleteResourceClaim(c).ok())
+      dra->DeleteClaim(c.meta.namespace_.view(), c.meta.name);
+    data.extended_created = nullptr;
+  }
+  for (const ResolvedClaim& rc : data.claims) {
     if (rc.group && (rc.allocate || rc.pending)) {
       dra->RemoveInFlightSharer(rc.claim->meta.uid, pod.uid());
     } else if (rc.allocate) {
@@ -854,6 +1122,55 @@ Status BindGroupClaim(framework::FrameworkHandle& handle, std::mutex& mu, const 
   return Status();
 }
 
+// PreBind for extended resources backed by DRA: creates the claim Reserve
+// chose (generateName "<pod>-extended-resources-", controlled by the pod,
+// annotated, with the delete-protection finalizer), writes its allocation and
+// the pod's reservation, assumes it, and records it in the pod's
+// status.extendedResourceClaimStatus. On failure the created claim is left
+// in `data.extended_created` for Unreserve to delete.
+Status BindExtendedClaim(framework::FrameworkHandle& handle, CycleData& data,
+                         const framework::PodInfo& pod, std::vector<std::string>* with_conditions) {
+  state::DraState* dra = handle.Dra();
+  framework::ClusterWriter& writer = handle.Writer();
+  const api::Pod& p = pod.p();
+  auto fail = [&](std::string_view what, const absl::Status& st) {
+    return Status::Error(gantry::StrCat(what, " the claim for the extended resources of pod ",
+                                        p.meta.Key(), ": ", st.message()));
+  };
+  api::ResourceClaim to_create = *data.extended_chosen.claim;
+  to_create.meta.name.clear();
+  to_create.meta.uid.clear();
+  to_create.meta.finalizers = {std::string(api::kDeleteProtectionFinalizer)};
+  absl::StatusOr<api::ResourceClaim> created =
+      writer.CreateResourceClaim(to_create, gantry::StrCat(p.meta.name, "-extended-resources-"));
+  if (!created.ok()) return fail("create", created.status());
+  auto updated = std::make_shared<api::ResourceClaim>(std::move(*created));
+  data.extended_created = updated;
+  api::AllocationResult a = data.extended_allocation;
+  a.allocation_timestamp_micros = handle.clock().NowMicros();
+  updated->status.allocation = a;
+  updated->status.reserved_for = {
+      api::ResourceClaimConsumerReference{{}, api::Symbol::Intern("pods"), p.meta.name, pod.uid()}};
+  if (absl::Status st = writer.UpdateResourceClaimStatus(*updated, a, updated->status.reserved_for);
+      !st.ok()) {
+    return fail("allocate", st);
+  }
+  if (dra != nullptr) {
+    // Assumed before the in-flight entry goes, so the devices stay held.
+    dra->AssumeClaim(updated);
+    dra->RemoveInFlight(data.extended_chosen.claim->meta.uid);
+  }
+  if (HasBindingConditions(*updated)) {
+    with_conditions->push_back(
+        gantry::StrCat(updated->meta.namespace_.view(), "/", updated->meta.name));
+  }
+  framework::ExtendedResourceClaimStatus status{updated->meta.name, data.extended_chosen.mappings};
+  if (absl::Status st = writer.UpdatePodExtendedResourceClaimStatus(p, status); !st.ok()) {
+    return fail("record", st);
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod, std::string_view node) {
@@ -899,6 +1216,10 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
     }
     if (has_conditions(*updated)) with_conditions.push_back(gantry::StrCat(claim.meta.namespace_.view(), "/", claim.meta.name));
     if (dra) dra->AssumeClaim(std::move(updated));
+  }
+  if (data.extended_chosen.claim != nullptr && data.extended_created == nullptr) {
+    Status st = BindExtendedClaim(handle_, data, pod, &with_conditions);
+    if (!st.IsSuccess()) return st;
   }
   if (!features_.binding_conditions || with_conditions.empty() || dra == nullptr) return Status();
   writer.RecordEvent(framework::EventRecord{"Pod", pod.p().meta.namespace_.str(), pod.p().meta.name, pod.uid(),

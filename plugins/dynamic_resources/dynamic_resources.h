@@ -11,7 +11,10 @@
 // PodGroup-level claims (a pod claim entry matching one of its PodGroup's
 // spec.resourceClaims) are allocated once per group cycle, shared in flight
 // by the group's members, and reserved for the PodGroup, not the pods.
-// Extended resources backed by DRA are not implemented yet.
+// Extended resources backed by DRA (a request for a resource a DeviceClass
+// serves, on a node without device-plugin capacity of it) get a claim per
+// pod, built per node in Filter, allocated with the pod's claims, created in
+// PreBind and recorded in pod.status.extendedResourceClaimStatus.
 #ifndef GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
 #define GANTRY_PLUGINS_DYNAMIC_RESOURCES_DYNAMIC_RESOURCES_H_
 

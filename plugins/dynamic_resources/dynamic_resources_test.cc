@@ -819,5 +819,332 @@ TEST(DynamicResources, RemovePodFreesTheDevicesOfItsClaims) {
     }
   }
 
+  // ---- Extended resources backed by DRA ------------------------------------------
+
+  std::shared_ptr<const api::DeviceClass> GpuClassServing(std::string_view resource) {
+    return Decode<api::DeviceClass>(
+        gantry::StrCat(R"({"metadata":{"name":"gpu"},"spec":{"selectors":[{"cel":{"expression":)"
+                       R"("device.driver == \"gpu.example.com\""}}],"extendedResourceName":")",
+                       resource, R"("}})"),
+        &api::DecodeDeviceClass, "DeviceClass");
+  }
+
+  framework::PodInfoPtr ExtendedPod(std::string_view spec) {
+    return testing::PodInfoFromYaml(
+        gantry::StrCat("metadata: {name: p, namespace: default, uid: pod-uid}\nspec: ", spec));
+  }
+
+  // Runs PreFilter, Filter on `node`, Reserve and PreBind; returns the first
+  // status that is not a success.
+  framework::Status Bind(Fixture& f, DynamicResources& p, framework::CycleState& st,
+                         const framework::PodInfo& pod, std::string_view node) {
+    framework::Status s = PlaceOn(f, p, st, pod, node);
+    if (!s.IsSuccess()) return s;
+    return p.PreBind(st, pod, node);
+  }
+
+  TEST(DynamicResources, ExtendedResourceClaimRequestsAndMappingsTable) {
+    struct Req {
+      std::string name;
+      int64_t count;
+    };
+    struct Map {
+      std::string container, resource, request;
+    };
+    struct Case {
+      const char* name;
+      std::string spec;
+      std::vector<Req> requests;
+      std::vector<Map> mappings;
+    };
+    const Case cases[] = {
+        {"one container: index over init + regular containers, position among sorted request names",
+         "{initContainers: [{name: init}], containers: [{name: main, resources: {requests: {cpu: "
+         "100m, "
+         "example.com/gpu: 3}}}]}",
+         {{"container-1-request-1", 3}},
+         {{"main", "example.com/gpu", "container-1-request-1"}}},
+        {"the implicit name of the class",
+         "{containers: [{name: main, resources: {requests: "
+         "{deviceclass.resource.kubernetes.io/gpu: 1}}}]}",
+         {{"container-0-request-0", 1}},
+         {{"main", "deviceclass.resource.kubernetes.io/gpu", "container-0-request-0"}}},
+        {"one request per container",
+         "{containers: [{name: a, resources: {requests: {example.com/gpu: 2}}}, {name: b, "
+         "resources: {requests: "
+         "{example.com/gpu: 2}}}]}",
+         {{"container-0-request-0", 2}, {"container-1-request-0", 2}},
+         {{"a", "example.com/gpu", "container-0-request-0"},
+          {"b", "example.com/gpu", "container-1-request-0"}}},
+        {"an init container reuses the devices of a later container",
+         "{initContainers: [{name: init, resources: {requests: {example.com/gpu: 1}}}], "
+         "containers: [{name: main, "
+         "resources: {requests: {example.com/gpu: 2}}}]}",
+         {{"container-1-request-0", 2}},
+         {{"main", "example.com/gpu", "container-1-request-0"},
+          {"init", "example.com/gpu", "container-1-request-0"}}},
+        {"an init container asks for what reuse does not cover",
+         "{initContainers: [{name: init, resources: {requests: {example.com/gpu: 3}}}], "
+         "containers: [{name: main, "
+         "resources: {requests: {example.com/gpu: 1}}}]}",
+         {{"container-0-request-0", 2}, {"container-1-request-0", 1}},
+         {{"main", "example.com/gpu", "container-1-request-0"},
+          {"init", "example.com/gpu", "container-1-request-0"},
+          {"init", "example.com/gpu", "container-0-request-0"}}},
+        {"init containers share their largest request",
+         "{initContainers: [{name: i1, resources: {requests: {example.com/gpu: 2}}}, {name: i2, "
+         "resources: {requests: "
+         "{example.com/gpu: 4}}}], containers: [{name: main}]}",
+         {{"container-1-request-0", 4}},
+         {{"i1", "example.com/gpu", "container-1-request-0"},
+          {"i2", "example.com/gpu", "container-1-request-0"}}},
+        {"a sidecar is long-lived",
+         "{initContainers: [{name: side, restartPolicy: Always, resources: {requests: "
+         "{example.com/gpu: 1}}}], "
+         "containers: [{name: main, resources: {requests: {example.com/gpu: 1}}}]}",
+         {{"container-0-request-0", 1}, {"container-1-request-0", 1}},
+         {{"side", "example.com/gpu", "container-0-request-0"},
+          {"main", "example.com/gpu", "container-1-request-0"}}},
+        {"two names of one class, requests sorted by name",
+         "{containers: [{name: main, resources: {requests: {example.com/gpu: 1, "
+         "deviceclass.resource.kubernetes.io/gpu: 2}}}]}",
+         {{"container-0-request-0", 2}, {"container-0-request-1", 1}},
+         {{"main", "deviceclass.resource.kubernetes.io/gpu", "container-0-request-0"},
+          {"main", "example.com/gpu", "container-0-request-1"}}},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.name);
+      Fixture f;
+      f.dra.UpsertClass(GpuClassServing("example.com/gpu"));
+      DynamicResources p({}, f.handle);
+      auto pod = ExtendedPod(c.spec);
+      framework::CycleState st;
+      framework::Status s = Bind(f, p, st, *pod, "node-2");
+      ASSERT_TRUE(s.IsSuccess()) << s.Message();
+      ASSERT_EQ(f.handle.created_claims.size(), 1u);
+      const api::ResourceClaim& claim = f.handle.created_claims[0];
+      ASSERT_EQ(claim.spec.requests.size(), c.requests.size());
+      int64_t devices = 0;
+      for (size_t i = 0; i < c.requests.size(); ++i) {
+        EXPECT_EQ(claim.spec.requests[i].name.view(), c.requests[i].name) << i;
+        ASSERT_TRUE(claim.spec.requests[i].exactly.has_value());
+        EXPECT_EQ(claim.spec.requests[i].exactly->device_class_name.view(), "gpu");
+        EXPECT_EQ(claim.spec.requests[i].exactly->count, c.requests[i].count) << i;
+        devices += c.requests[i].count;
+      }
+      ASSERT_EQ(f.handle.claim_allocations.size(), 1u);
+      EXPECT_EQ(static_cast<int64_t>(f.handle.claim_allocations[0].second.results.size()), devices);
+      ASSERT_EQ(f.handle.extended_statuses.size(), 1u);
+      const auto& mappings = f.handle.extended_statuses[0].second.request_mappings;
+      ASSERT_EQ(mappings.size(), c.mappings.size());
+      for (size_t i = 0; i < c.mappings.size(); ++i) {
+        EXPECT_EQ(mappings[i].container_name, c.mappings[i].container) << i;
+        EXPECT_EQ(mappings[i].resource_name, c.mappings[i].resource) << i;
+        EXPECT_EQ(mappings[i].request_name, c.mappings[i].request) << i;
+      }
+    }
+  }
+
+  TEST(DynamicResources, ExtendedResourceIsAllocatedThroughItsDeviceClassAndCreatedInPreBind) {
+    Fixture f;
+    f.dra.UpsertClass(GpuClassServing("example.com/gpu"));
+    DynamicResources p({}, f.handle);
+    auto pod = ExtendedPod(
+        "{containers: [{name: main, resources: {requests: {cpu: 100m, example.com/gpu: 3}}}]}");
+    framework::CycleState st;
+    framework::PreFilterResult r;
+    ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+    framework::Status s1 = f.FilterOn(p, st, *pod, "node-1");
+    EXPECT_EQ(s1.code(), Code::kUnschedulable);
+    EXPECT_EQ(s1.Message(),
+              "claim default/<extended-resources>: request \"container-0-request-1\": 3 devices "
+              "wanted, 2 free match");
+    ASSERT_TRUE(f.FilterOn(p, st, *pod, "node-2").IsSuccess());
+    ASSERT_TRUE(p.Reserve(st, *pod, "node-2").IsSuccess());
+    EXPECT_EQ(f.dra.Stats().in_flight, 1);
+    ASSERT_TRUE(p.PreBind(st, *pod, "node-2").IsSuccess());
+    EXPECT_EQ(f.dra.Stats().in_flight, 0);
+    ASSERT_EQ(f.handle.created_claims.size(), 1u);
+    const api::ResourceClaim& c = f.handle.created_claims[0];
+    EXPECT_EQ(c.meta.name, "p-extended-resources-x");
+    EXPECT_EQ(c.meta.namespace_.view(), "default");
+    ASSERT_NE(c.meta.FindAnnotation(api::kExtendedResourceClaimAnnotation), nullptr);
+    EXPECT_EQ(*c.meta.FindAnnotation(api::kExtendedResourceClaimAnnotation), "true");
+    ASSERT_EQ(c.meta.owner_references.size(), 1u);
+    EXPECT_EQ(c.meta.owner_references[0].kind.view(), "Pod");
+    EXPECT_EQ(c.meta.owner_references[0].name, "p");
+    EXPECT_EQ(c.meta.owner_references[0].uid, "pod-uid");
+    EXPECT_TRUE(c.meta.owner_references[0].controller);
+    EXPECT_EQ(c.meta.finalizers,
+              std::vector<std::string>{std::string(api::kDeleteProtectionFinalizer)});
+    ASSERT_EQ(f.handle.claim_allocations.size(), 1u);
+    EXPECT_EQ(f.handle.claim_allocations[0].first, "default/p-extended-resources-x");
+    ASSERT_EQ(f.handle.claim_allocations[0].second.results.size(), 3u);
+    for (const auto& res : f.handle.claim_allocations[0].second.results)
+      EXPECT_EQ(res.pool.view(), "node-2");
+    ASSERT_EQ(f.handle.claim_reservations[0].size(), 1u);
+    EXPECT_EQ(f.handle.claim_reservations[0][0].resource.view(), "pods");
+    EXPECT_EQ(f.handle.claim_reservations[0][0].uid, "pod-uid");
+    ASSERT_EQ(f.handle.extended_statuses.size(), 1u);
+    EXPECT_EQ(f.handle.extended_statuses[0].first, "default/p");
+    EXPECT_EQ(f.handle.extended_statuses[0].second.resource_claim_name, "p-extended-resources-x");
+    auto stored = f.dra.GetClaim("default", "p-extended-resources-x");
+    ASSERT_NE(stored, nullptr);
+    EXPECT_TRUE(stored->IsReservedFor("pod-uid"));
+    EXPECT_EQ(f.dra.FindExtendedResourceClaim("pod-uid"), stored);
+    int in_use = 0;
+    for (uint16_t u : f.dra.Snapshot()->allocations->in_use) in_use += u;
+    EXPECT_EQ(in_use, 3) << "held once";
+    // Binding failed after PreBind: Unreserve deletes the claim and frees the devices.
+    p.Unreserve(st, *pod, "node-2");
+    EXPECT_EQ(f.handle.deleted_claims, std::vector<std::string>{"default/p-extended-resources-x"});
+    EXPECT_EQ(f.dra.GetClaim("default", "p-extended-resources-x"), nullptr);
+    in_use = 0;
+    for (uint16_t u : f.dra.Snapshot()->allocations->in_use) in_use += u;
+    EXPECT_EQ(in_use, 0);
+  }
+
+  TEST(DynamicResources, ExtendedResourceOnNodesWithAndWithoutDevicePlugin) {
+    struct Case {
+      const char* name;
+      std::string spec;
+      std::string node_extra;  // allocatable of the node besides cpu/memory/pods
+      bool with_user_claim;
+      Code filter;
+      size_t created;      // extended-resource claims created
+      size_t allocations;  // claim status writes
+    };
+    const Case cases[] = {
+        {"device plugin serves it: nothing to do",
+         "{containers: [{name: c, resources: {requests: {example.com/gpu: 3}}}]}",
+         ", example.com/gpu: 4", false, Code::kSuccess, 0, 0},
+        {"device plugin serves it, the user claim is still allocated",
+         "{containers: [{name: c, resources: {requests: {example.com/gpu: 3}}}], resourceClaims: "
+         "[{name: gpus, "
+         "resourceClaimName: gpus}]}",
+         ", example.com/gpu: 4", true, Code::kSuccess, 0, 1},
+        {"no device plugin: DRA serves it with the user claim",
+         "{containers: [{name: c, resources: {requests: {example.com/gpu: 3}}}], resourceClaims: "
+         "[{name: gpus, "
+         "resourceClaimName: gpus}]}",
+         "", true, Code::kSuccess, 1, 2},
+        {"no device plugin, too few devices beside the user claim",
+         "{containers: [{name: c, resources: {requests: {example.com/gpu: 7}}}], resourceClaims: "
+         "[{name: gpus, "
+         "resourceClaimName: gpus}]}",
+         "", true, Code::kUnschedulable, 0, 0},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.name);
+      Fixture f;
+      f.dra.UpsertClass(GpuClassServing("example.com/gpu"));
+      f.dra.UpsertSlice(Slice("plugin-node", 8));
+      if (c.with_user_claim) f.dra.UpsertClaim(Claim("gpus", 2));
+      f.handle.AddNode(testing::MakeNodeInfo(testing::ParseNode(gantry::StrCat(
+          "metadata: {name: plugin-node}\nstatus: {allocatable: {cpu: 8, memory: 1Gi, pods: 110",
+          c.node_extra, "}}"))));
+      DynamicResources p({}, f.handle);
+      auto pod = ExtendedPod(c.spec);
+      framework::CycleState st;
+      framework::PreFilterResult r;
+      ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+      framework::Status s = f.FilterOn(p, st, *pod, "plugin-node");
+      ASSERT_EQ(s.code(), c.filter) << s.Message();
+      if (!s.IsSuccess()) continue;
+      ASSERT_TRUE(p.Reserve(st, *pod, "plugin-node").IsSuccess());
+      ASSERT_TRUE(p.PreBind(st, *pod, "plugin-node").IsSuccess());
+      EXPECT_EQ(f.handle.created_claims.size(), c.created);
+      EXPECT_EQ(f.handle.claim_allocations.size(), c.allocations);
+      EXPECT_EQ(f.handle.extended_statuses.size(), c.created);
+      EXPECT_EQ(f.dra.Stats().in_flight, 0);
+    }
+  }
+
+  TEST(DynamicResources, ResourcesNoClassServesAreLeftToNodeResourcesFit) {
+    Fixture f;  // class "gpu" serves only deviceclass.resource.kubernetes.io/gpu
+    DynamicResources p({}, f.handle);
+    auto pod =
+        ExtendedPod("{containers: [{name: c, resources: {requests: {example.com/gpu: 1}}}]}");
+    framework::CycleState st;
+    framework::PreFilterResult r;
+    EXPECT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSkip());
+    // Without DRA state at all the pod is no business of this plugin either.
+    testing::FakeHandle no_dra;
+    DynamicResources q({}, no_dra);
+    framework::CycleState st2;
+    EXPECT_TRUE(q.PreFilter(st2, *pod, no_dra.NodeInfos(), &r).IsSkip());
+  }
+
+  TEST(DynamicResources, StaleExtendedResourceClaimIsDeletedByPostFilter) {
+    Fixture f;
+    f.dra.UpsertClass(GpuClassServing("example.com/gpu"));
+    f.dra.UpsertClaim(Decode<api::ResourceClaim>(
+        R"({"metadata":{"name":"p-extended-resources-old","namespace":"default","uid":"old-uid",)"
+        R"("annotations":{"resource.kubernetes.io/extended-resource-claim":"true"},)"
+        R"("ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"p","uid":"pod-uid","controller":true}]},)"
+        R"("spec":{"devices":{"requests":[{"name":"container-0-request-0","exactly":{"deviceClassName":"gpu","count":1}}]}}})",
+        &api::DecodeResourceClaim, "ResourceClaim"));
+    DynamicResources p({}, f.handle);
+    auto pod =
+        ExtendedPod("{containers: [{name: c, resources: {requests: {example.com/gpu: 1}}}]}");
+    framework::CycleState st;
+    framework::PreFilterResult r;
+    ASSERT_TRUE(p.PreFilter(st, *pod, f.handle.NodeInfos(), &r).IsSuccess());
+    framework::Status s = f.FilterOn(p, st, *pod, "node-2");
+    EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
+    EXPECT_EQ(s.Message(), "cannot schedule extended resource claim \"p-extended-resources-old\"");
+    framework::PostFilterResult pf = p.PostFilter(st, *pod, {});
+    EXPECT_EQ(pf.status.code(), Code::kUnschedulable);
+    EXPECT_EQ(pf.status.Message(), "deletion of ResourceClaim completed");
+    EXPECT_EQ(f.handle.deleted_claims,
+              std::vector<std::string>{"default/p-extended-resources-old"});
+    EXPECT_EQ(f.dra.FindExtendedResourceClaim("pod-uid"), nullptr);
+    // The next attempt allocates afresh.
+    framework::CycleState st2;
+    ASSERT_TRUE(Bind(f, p, st2, *pod, "node-2").IsSuccess());
+    EXPECT_EQ(f.handle.created_claims.size(), 1u);
+  }
+
+  TEST(DynamicResources, ExtendedResourceClaimWriteFailuresLeaveNothingHeld) {
+    struct Case {
+      const char* name;
+      bool fail_create;
+      std::string want;
+    };
+    const Case cases[] = {
+        {"create fails", true,
+         "create the claim for the extended resources of pod default/p: api down"},
+        {"status write fails", false,
+         "allocate the claim for the extended resources of pod default/p: api down"},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.name);
+      Fixture f;
+      f.dra.UpsertClass(GpuClassServing("example.com/gpu"));
+      DynamicResources p({}, f.handle);
+      auto pod =
+          ExtendedPod("{containers: [{name: c, resources: {requests: {example.com/gpu: 2}}}]}");
+      framework::CycleState st;
+      ASSERT_TRUE(PlaceOn(f, p, st, *pod, "node-2").IsSuccess());
+      if (c.fail_create) {
+        f.handle.dra_write_status = absl::UnavailableError("api down");
+      } else {
+        // Creation works; the status write after it fails.
+        f.handle.fail_claim_status_writes = true;
+      }
+      framework::Status s = p.PreBind(st, *pod, "node-2");
+      EXPECT_EQ(s.code(), Code::kError);
+      EXPECT_EQ(s.Message(), c.want);
+      f.handle.dra_write_status = absl::OkStatus();
+      f.handle.fail_claim_status_writes = false;
+      p.Unreserve(st, *pod, "node-2");
+      EXPECT_EQ(f.dra.Stats().in_flight, 0);
+      EXPECT_EQ(f.handle.deleted_claims.size(), c.fail_create ? 0u : 1u);
+      int in_use = 0;
+      for (uint16_t u : f.dra.Snapshot()->allocations->in_use) in_use += u;
+      EXPECT_EQ(in_use, 0);
+    }
+  }
+
 }  // namespace
 }  // namespace gantry::plugins::dynamic_resources

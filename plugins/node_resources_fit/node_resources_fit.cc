@@ -3,7 +3,9 @@
 #include <memory>
 
 #include "gantry/util/strings.h"
+#include "src/api/dra.h"
 #include "src/api/resources.h"
+#include "src/state/dra_state.h"
 
 namespace gantry::plugins::node_resources_fit {
 
@@ -16,6 +18,9 @@ namespace {
 struct PreFilterState final : framework::StateData {
   framework::Resource requests;             // scalar list: checked resources only
   std::vector<std::string> scalar_reasons;  // "Insufficient <name>", parallel to requests.scalar
+  // Parallel to requests.scalar: a DeviceClass serves the resource, so a node
+  // without allocatable of it leaves it to DynamicResources.
+  std::vector<bool> dra_backed;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreFilterState>(*this);
   }
@@ -98,13 +103,22 @@ void ValidateShape(api::Decoder& d, const std::vector<UtilizationShapePoint>& sh
   }
 }
 
-framework::QueueingHint NodeHint(const api::Pod& pod, const void* old_obj, const void* new_obj) {
+framework::QueueingHint NodeHint(const api::Pod& pod, const void* old_obj, const void* new_obj,
+                                 const state::DraState* dra) {
   const auto* before = static_cast<const api::Node*>(old_obj);
   const auto* after = static_cast<const api::Node*>(new_obj);
   if (after == nullptr) return framework::QueueingHint::kSkip;
   framework::Resource req = framework::Resource::FromList(pod.requests);
   framework::Resource alloc_after = framework::Resource::FromList(after->allocatable);
-  if (!FitsRequest(req, alloc_after, framework::Resource(), 0).empty()) return framework::QueueingHint::kSkip;
+  // Resources a DeviceClass serves are not needed in the node's allocatable.
+  auto dra_serves = [&](api::Symbol name) {
+    return dra != nullptr && alloc_after.Get(name) <= 0 &&
+           api::IsDraExtendedResourceName(name.view()) &&
+           !dra->ExtendedResourceClass(name.view()).empty();
+  };
+  if (!FitsRequest(req, alloc_after, framework::Resource(), 0, dra_serves).empty()) {
+    return framework::QueueingHint::kSkip;
+  }
   if (before == nullptr) return framework::QueueingHint::kQueue;
   framework::Resource alloc_before = framework::Resource::FromList(before->allocatable);
   if (alloc_after.allowed_pod_number > alloc_before.allowed_pod_number) return framework::QueueingHint::kQueue;
@@ -114,7 +128,37 @@ framework::QueueingHint NodeHint(const api::Pod& pod, const void* old_obj, const
     return framework::QueueingHint::kQueue;
   }
   for (const api::ResourceAmount& a : req.scalar) {
-    if (a.value != 0 && alloc_after.Get(a.name) > alloc_before.Get(a.name)) return framework::QueueingHint::kQueue;
+    if (a.value == 0) continue;
+    if (alloc_after.Get(a.name) > alloc_before.Get(a.name) || dra_serves(a.name))
+      return framework::QueueingHint::kQueue;
+  }
+  return framework::QueueingHint::kSkip;
+}
+
+// A DeviceClass added or changed: queue when it now serves a resource the
+// pod requests (its implicit name on add, its extendedResourceName when that
+// changed), as upstream's isSchedulableAfterDeviceClassEvent.
+framework::QueueingHint DeviceClassHint(const api::Pod& pod, const void* old_obj,
+                                        const void* new_obj) {
+  const auto* before = static_cast<const api::DeviceClass*>(old_obj);
+  const auto* after = static_cast<const api::DeviceClass*>(new_obj);
+  if (after == nullptr) return framework::QueueingHint::kSkip;
+  auto requested = [&](std::string_view name) {
+    for (const api::ResourceAmount& r : pod.requests.items()) {
+      if (r.value != 0 && r.name.view() == name) return true;
+    }
+    return false;
+  };
+  if (before != nullptr) {
+    if (before->spec.extended_resource_name == after->spec.extended_resource_name) {
+      return framework::QueueingHint::kSkip;
+    }
+  } else if (requested(gantry::StrCat(api::kImplicitExtendedResourcePrefix, after->meta.name))) {
+    return framework::QueueingHint::kQueue;
+  }
+  if (!after->spec.extended_resource_name.empty() &&
+      requested(after->spec.extended_resource_name.view())) {
+    return framework::QueueingHint::kQueue;
   }
   return framework::QueueingHint::kSkip;
 }
@@ -288,8 +332,9 @@ std::vector<InsufficientResource> FitsRequest(const framework::Resource& request
   return out;
 }
 
-NodeResourcesFit::NodeResourcesFit(NodeResourcesFitArgs args)
+NodeResourcesFit::NodeResourcesFit(NodeResourcesFitArgs args, framework::FrameworkHandle* handle)
     : args_(std::move(args)),
+      handle_(handle),
       ignored_resources_(args_.ignored_resources.begin(), args_.ignored_resources.end()),
       ignored_groups_(args_.ignored_resource_groups.begin(), args_.ignored_resource_groups.end()),
       scorer_(args_.scoring_strategy.resources, /*use_requested=*/false,
@@ -310,10 +355,13 @@ framework::Status NodeResourcesFit::PreFilter(framework::CycleState& state, cons
   s->requests = pod.requests;
   // Ignored and zero scalar requests are dropped once here, not per node.
   s->requests.scalar.clear();
+  const state::DraState* dra = handle_ != nullptr ? handle_->Dra() : nullptr;
   for (const api::ResourceAmount& a : pod.requests.scalar) {
     if (a.value == 0 || Ignored(a.name)) continue;
     s->requests.scalar.push_back(a);
     s->scalar_reasons.push_back(gantry::StrCat("Insufficient ", a.name.view()));
+    s->dra_backed.push_back(dra != nullptr && api::IsDraExtendedResourceName(a.name.view()) &&
+                            !dra->ExtendedResourceClass(a.name.view()).empty());
   }
   state.Write(kPreFilterKey, std::move(s));
   return framework::Status();
@@ -351,6 +399,8 @@ framework::Status NodeResourcesFit::Filter(const framework::CycleState& state, c
       const api::ResourceAmount& a = req.scalar[i];
       if (a.value == 0) continue;
       int64_t have = alloc.Get(a.name);
+      if (have <= 0 && s.dra_backed[i])
+        continue;  // no device plugin here: DynamicResources serves it
       if (a.value > have - used.Get(a.name)) fail(s.scalar_reasons[i], a.value > have);
     }
   }
@@ -389,19 +439,30 @@ std::vector<framework::ClusterEventWithHint> NodeResourcesFit::EventsToRegister(
   framework::ClusterEventWithHint node_event;
   node_event.event = {framework::EventResource::kNode, framework::kAdd | framework::kUpdateNodeAllocatable,
                       "NodeAddOrAllocatableChange"};
-  node_event.hint = [](const api::Pod& pod, const framework::ClusterEvent&, const void* old_obj,
-                       const void* new_obj) { return NodeHint(pod, old_obj, new_obj); };
-  return {std::move(pod_event), std::move(node_event)};
+  const state::DraState* dra = handle_ != nullptr ? handle_->Dra() : nullptr;
+  node_event.hint = [dra](const api::Pod& pod, const framework::ClusterEvent&, const void* old_obj,
+                          const void* new_obj) { return NodeHint(pod, old_obj, new_obj, dra); };
+  std::vector<framework::ClusterEventWithHint> out = {std::move(pod_event), std::move(node_event)};
+  if (handle_ != nullptr) {
+    // A pod may wait for a DeviceClass to serve one of its extended resources.
+    framework::ClusterEventWithHint class_event;
+    class_event.event = {framework::EventResource::kDeviceClass,
+                         framework::kAdd | framework::kUpdate, "DeviceClassChange"};
+    class_event.hint = [](const api::Pod& pod, const framework::ClusterEvent&, const void* old_obj,
+                          const void* new_obj) { return DeviceClassHint(pod, old_obj, new_obj); };
+    out.push_back(std::move(class_event));
+  }
+  return out;
 }
 
 absl::Status Register(framework::Registry& registry) {
   return registry.Register(framework::PluginRegistration{
       std::string(kName),
-      [](api::Decoder& d, api::JsonValue args, framework::FrameworkHandle&)
-          -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+      [](api::Decoder& d, api::JsonValue args,
+         framework::FrameworkHandle& handle) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
         NodeResourcesFitArgs a = NodeResourcesFitArgs::Decode(d, args);
         if (!d.ok()) return helper::DecoderStatus(d);
-        return std::make_unique<NodeResourcesFit>(std::move(a));
+        return std::make_unique<NodeResourcesFit>(std::move(a), &handle);
       },
       [](api::Decoder& d, api::JsonValue args) -> nlohmann::json {
         return NodeResourcesFitArgs::Decode(d, args).ToJson();

@@ -1,8 +1,11 @@
 // NodeResourcesFit (PreFilter, Filter, PreScore, Score): the node must have
 // room for the pod's requests (pods count, cpu, memory, ephemeral storage,
 // extended and hugepage resources); feasible nodes are scored by the
-// configured strategy. Upstream: pkg/scheduler/framework/plugins/
-// noderesources/fit.go. Default weight 1.
+// configured strategy. An extended resource that a DeviceClass serves
+// (extended resources backed by DRA) is not checked on a node without
+// allocatable of it: DynamicResources allocates devices for it there.
+// Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go. Default
+// weight 1.
 #ifndef GANTRY_PLUGINS_NODE_RESOURCES_FIT_NODE_RESOURCES_FIT_H_
 #define GANTRY_PLUGINS_NODE_RESOURCES_FIT_NODE_RESOURCES_FIT_H_
 
@@ -12,6 +15,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "gantry/handle.h"
 #include "gantry/plugin.h"
 #include "gantry/registry.h"
 #include "nlohmann/json.hpp"
@@ -60,7 +64,11 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
                                public framework::ScorePlugin,
                                public framework::EnqueueExtensions {
  public:
-  explicit NodeResourcesFit(NodeResourcesFitArgs args);
+  // `handle` (optional) gives the DRA state, which says which extended
+  // resources DeviceClasses serve; without it every extended resource must
+  // be in the node's allocatable.
+  explicit NodeResourcesFit(NodeResourcesFitArgs args,
+                            framework::FrameworkHandle* handle = nullptr);
   std::string_view Name() const override { return kName; }
 
   // Stores the pod's requests (minus ignored extended resources) under
@@ -81,8 +89,11 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
                           const framework::NodeInfo& node, int64_t* score) override;
 
   // Pod/Delete (queue when the deleted pod was assigned or nominated) and
-  // Node/Add|UpdateNodeAllocatable (queue when the pod would fit the node
-  // and, for updates, a requested allocatable grew).
+  // Node/Add|UpdateNodeAllocatable (queue when the pod would fit the node,
+  // resources served by DRA aside, and, for updates, a requested allocatable
+  // grew or DRA serves a requested resource there) and, with a handle,
+  // DeviceClass/Add|Update (queue when the class now serves a requested
+  // resource).
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
   const NodeResourcesFitArgs& args() const { return args_; }
@@ -91,6 +102,7 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   bool Ignored(api::Symbol name) const;
 
   NodeResourcesFitArgs args_;
+  framework::FrameworkHandle* handle_;  // may be null
   absl::flat_hash_set<std::string> ignored_resources_;
   absl::flat_hash_set<std::string> ignored_groups_;
   ResourceAllocationScorer scorer_;

@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 #include "plugins/helper/plugin_test_util.h"
 #include "simdjson.h"
+#include "src/state/dra_state.h"
 #include "test/testing/objects.h"
 
 namespace gantry::plugins::node_resources_fit {
@@ -275,6 +276,137 @@ TEST(NodeResourcesFit, Hints) {
   EXPECT_EQ(events[1].hint(pod, events[1].event, nullptr, &big), framework::QueueingHint::kQueue);
   EXPECT_EQ(events[1].hint(pod, events[1].event, &small, &big), framework::QueueingHint::kQueue);
   EXPECT_EQ(events[1].hint(pod, events[1].event, &big, &big_more_mem), framework::QueueingHint::kSkip);
+}
+
+std::shared_ptr<const api::DeviceClass> Class(std::string_view json) {
+  static simdjson::dom::parser parser;
+  api::JsonValue v;
+  EXPECT_EQ(parser.parse(json).get(v), simdjson::SUCCESS);
+  absl::StatusOr<api::DeviceClass> c = api::DecodeDeviceClass(v);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return std::make_shared<const api::DeviceClass>(*c);
+}
+
+// Extended resources a DeviceClass serves are left to DynamicResources on
+// nodes that have no allocatable of them (no device plugin there).
+// DRA state in which DeviceClass "gpu" serves example.com/gpu, and a handle on it.
+struct GpuClassHandle {
+  GpuClassHandle() {
+    dra.UpsertClass(
+        Class(R"({"metadata":{"name":"gpu"},"spec":{"extendedResourceName":"example.com/gpu"}})"));
+    handle.SetDra(&dra);
+  }
+  state::DraState dra;
+  gantry::testing::FakeHandle handle;
+};
+
+TEST(NodeResourcesFit, ExtendedResourcesBackedByDra) {
+  using C = framework::Code;
+  GpuClassHandle h;
+  NodeResourcesFit with_dra(ParseArgs("null"), &h.handle);
+  NodeResourcesFit without_dra(ParseArgs("null"));
+  struct Case {
+    const char* name;
+    NodeResourcesFit* plugin;
+    std::string pod;
+    std::string node;
+    C code;
+    std::vector<std::string> reasons;
+  } cases[] = {
+      {"DRA serves it where no device plugin does",
+       &with_dra,
+       "cpu: 1m, example.com/gpu: 2",
+       "cpu: 10m, memory: 20, pods: 32",
+       C::kSuccess,
+       {}},
+      {"implicit class name",
+       &with_dra,
+       "cpu: 1m, deviceclass.resource.kubernetes.io/gpu: 2",
+       "cpu: 10m, memory: 20, pods: 32",
+       C::kSuccess,
+       {}},
+      {"device plugin capacity is checked as usual",
+       &with_dra,
+       "cpu: 1m, example.com/gpu: 2",
+       "cpu: 10m, memory: 20, pods: 32, example.com/gpu: 1",
+       C::kUnschedulableAndUnresolvable,
+       {"Insufficient example.com/gpu"}},
+      {"a resource no class serves needs capacity",
+       &with_dra,
+       "cpu: 1m, example.com/nic: 1",
+       "cpu: 10m, memory: 20, pods: 32",
+       C::kUnschedulableAndUnresolvable,
+       {"Insufficient example.com/nic"}},
+      {"an unknown implicit name needs capacity",
+       &with_dra,
+       "cpu: 1m, deviceclass.resource.kubernetes.io/tpu: 1",
+       "cpu: 10m, memory: 20, pods: 32",
+       C::kUnschedulableAndUnresolvable,
+       {"Insufficient deviceclass.resource.kubernetes.io/tpu"}},
+      {"without DRA state every extended resource needs capacity",
+       &without_dra,
+       "cpu: 1m, example.com/gpu: 2",
+       "cpu: 10m, memory: 20, pods: 32",
+       C::kUnschedulableAndUnresolvable,
+       {"Insufficient example.com/gpu"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto node = MakeNodeInfo(Node("n", c.node));
+    auto pod = MakePodInfo(Pod("p", c.pod));
+    framework::Status st = testing::RunFilter(*c.plugin, *pod, *node);
+    EXPECT_EQ(st.code(), c.code) << st.Message();
+    EXPECT_EQ(st.reasons(), c.reasons);
+  }
+}
+
+TEST(NodeResourcesFit, HintsForExtendedResourcesBackedByDra) {
+  GpuClassHandle h;
+  NodeResourcesFit pl(ParseArgs("null"), &h.handle);
+  auto events = pl.EventsToRegister();
+  ASSERT_EQ(events.size(), 3u);
+  api::Pod pod = Pod("p", "cpu: 1m, example.com/gpu: 2");
+  // A node without the resource fits (DRA serves it there); growing
+  // anything the pod asks for on such a node may help.
+  api::Node plain = Node("n", "cpu: 10m, memory: 20, pods: 32");
+  api::Node plain_more_cpu = Node("n", "cpu: 20m, memory: 20, pods: 32");
+  EXPECT_EQ(events[1].hint(pod, events[1].event, nullptr, &plain), framework::QueueingHint::kQueue);
+  EXPECT_EQ(events[1].hint(pod, events[1].event, &plain, &plain_more_cpu),
+            framework::QueueingHint::kQueue);
+  // With too little device-plugin capacity the node does not fit.
+  api::Node one = Node("n", "cpu: 10m, memory: 20, pods: 32, example.com/gpu: 1");
+  EXPECT_EQ(events[1].hint(pod, events[1].event, nullptr, &one), framework::QueueingHint::kSkip);
+
+  ASSERT_EQ(events[2].event.resource, framework::EventResource::kDeviceClass);
+  struct Case {
+    const char* name;
+    std::string pod_requests;
+    std::string old_class;  // "" = added
+    std::string new_class;
+    framework::QueueingHint want;
+  } cases[] = {
+      {"added class serves the explicit name", "example.com/gpu: 1", "",
+       R"({"metadata":{"name":"a"},"spec":{"extendedResourceName":"example.com/gpu"}})",
+       framework::QueueingHint::kQueue},
+      {"added class serves the implicit name", "deviceclass.resource.kubernetes.io/a: 1", "",
+       R"({"metadata":{"name":"a"}})", framework::QueueingHint::kQueue},
+      {"added class serves something else", "example.com/gpu: 1", "",
+       R"({"metadata":{"name":"a"}})", framework::QueueingHint::kSkip},
+      {"updated class now serves the name", "example.com/gpu: 1", R"({"metadata":{"name":"a"}})",
+       R"({"metadata":{"name":"a"},"spec":{"extendedResourceName":"example.com/gpu"}})",
+       framework::QueueingHint::kQueue},
+      {"update without a name change", "deviceclass.resource.kubernetes.io/a: 1",
+       R"({"metadata":{"name":"a"}})", R"({"metadata":{"name":"a"}})",
+       framework::QueueingHint::kSkip},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    api::Pod p = Pod("p", c.pod_requests);
+    std::shared_ptr<const api::DeviceClass> before =
+        c.old_class.empty() ? nullptr : Class(c.old_class);
+    std::shared_ptr<const api::DeviceClass> after = Class(c.new_class);
+    EXPECT_EQ(events[2].hint(p, events[2].event, before.get(), after.get()), c.want);
+  }
 }
 
 }  // namespace

@@ -510,8 +510,10 @@ def test_dra(cp, binary):
                                       ("patch", "resource.k8s.io:resourceclaims/status")])
 
 
-def dra_class_slices_template(c, nodes, gpus):
+def dra_class_slices_template(c, nodes, gpus, extended_resource=None):
     spec = {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]}
+    if extended_resource:
+        spec["extendedResourceName"] = extended_resource
     c.post("/apis/resource.k8s.io/v1/deviceclasses", {
         "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER}, "spec": spec})
     for node in nodes:
@@ -571,6 +573,90 @@ def test_dra_podgroup(cp, binary):
     guarded([g], body, c)
     assert g.stop() == 0
     check_bound_once(cp, members)
+
+
+def test_dra_extended(cp, binary):
+    """Extended resources backed by DRA: a pod asking for example.com/gpu on a node without device-plugin
+    capacity of it gets devices through the DeviceClass whose extendedResourceName it is; Gantry creates the
+    claim in PreBind and records it in the pod's status, as kube-scheduler does. A node with device-plugin
+    capacity serves the resource without a claim."""
+    c = setup(cp, nodes=0)
+    c.create_node("gpu-node", cpu="16", memory="64Gi")
+    c.post("/api/v1/nodes", {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "plugin-node", "labels": {"kubernetes.io/hostname": "plugin-node"}},
+        "status": {"capacity": {"cpu": "16", "memory": "64Gi", "pods": "110", "example.com/gpu": "1"},
+                   "allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110", "example.com/gpu": "1"},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                   "message": "fake node (no kubelet)"}]}})
+    dra_class_slices_template(c, ["gpu-node"], gpus=2, extended_resource="example.com/gpu")
+    cls = c.get(f"/apis/resource.k8s.io/v1/deviceclasses/{DRIVER}")
+    assert cls["spec"].get("extendedResourceName") == "example.com/gpu", \
+        f"the API server dropped spec.extendedResourceName (gate DRAExtendedResource off?): {cls['spec']}"
+    cfg = deployed_gantry_config(cp)
+    g = start_gantry(cp, binary, cfg)
+
+    def ext_pod(name, gpus):
+        create_pod(c, name, extra_spec={"containers": [{
+            "name": "main", "image": "registry.k8s.io/pause:3.10",
+            "resources": {"requests": {"cpu": "100m", "example.com/gpu": str(gpus)},
+                          "limits": {"example.com/gpu": str(gpus)}}}]})
+
+    def extended_claim(name):
+        st = pod(c, name)["status"].get("extendedResourceClaimStatus")
+        return c.get(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/{st['resourceClaimName']}") \
+            if st else None
+
+    def body():
+        g.wait_ready()
+        # Two GPUs: only the DRA node has that many.
+        ext_pod("ext-0", 2)
+        assert c.wait("ext-0 bound", lambda: node_of(c, "ext-0"), timeout=60) == "gpu-node"
+        st = pod(c, "ext-0")["status"]["extendedResourceClaimStatus"]
+        name = st["resourceClaimName"]
+        assert name.startswith("ext-0-extended-resources-"), st
+        assert st["requestMappings"] == [{"containerName": "main", "resourceName": "example.com/gpu",
+                                          "requestName": "container-0-request-1"}], st
+        rc = extended_claim("ext-0")
+        meta = rc["metadata"]
+        assert meta["annotations"].get("resource.kubernetes.io/extended-resource-claim") == "true", meta
+        owner = meta["ownerReferences"][0]
+        assert owner["kind"] == "Pod" and owner["name"] == "ext-0" and owner.get("controller"), owner
+        assert "resource.kubernetes.io/delete-protection" in meta.get("finalizers", []), meta
+        req = rc["spec"]["devices"]["requests"]
+        assert req == [{"name": "container-0-request-1", "exactly": {
+            "deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": 2}}], req
+        results = rc["status"]["allocation"]["devices"]["results"]
+        assert sorted(r["device"] for r in results) == ["gpu-0", "gpu-1"], results
+        assert all(r["request"] == "container-0-request-1" and r["pool"] == "gpu-node" for r in results), results
+        assert rc["status"]["reservedFor"] == [{"resource": "pods", "name": "ext-0",
+                                                "uid": pod(c, "ext-0")["metadata"]["uid"]}], rc["status"]
+        log(f"ext-0 got {name} with {[r['device'] for r in results]}")
+        # One GPU: the DRA node's devices are taken, the device plugin serves it without a claim.
+        ext_pod("ext-1", 1)
+        assert c.wait("ext-1 bound", lambda: node_of(c, "ext-1"), timeout=60) == "plugin-node"
+        assert "extendedResourceClaimStatus" not in pod(c, "ext-1")["status"], pod(c, "ext-1")["status"]
+        # Nothing left anywhere: the next pod waits, with both reasons.
+        ext_pod("ext-2", 1)
+        msg = c.wait("ext-2 unschedulable", lambda: unschedulable(c, "ext-2"), timeout=45)["message"]
+        assert "0/2 nodes are available" in msg and "Insufficient example.com/gpu" in msg, msg
+        assert "container-0-request-1" in msg, msg
+        log(f"ext-2 waits: {msg}")
+        # ext-0 goes: kube-controller-manager releases and deletes its claim; ext-2 gets a GPU.
+        c.delete(f"/api/v1/namespaces/{NS}/pods/ext-0", grace_seconds=0)
+        c.wait(f"claim {name} deleted",
+               lambda: gone(c, f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/{name}"), timeout=60)
+        assert c.wait("ext-2 bound", lambda: node_of(c, "ext-2"), timeout=60) == "gpu-node"
+        rc2 = c.wait("ext-2 claim", lambda: extended_claim("ext-2"), timeout=20)
+        assert len(rc2["status"]["allocation"]["devices"]["results"]) == 1, rc2["status"]
+        log(f"ext-2 bound with {rc2['metadata']['name']}")
+
+    guarded([g], body, c)
+    assert g.stop() == 0
+    check_bound_once(cp, ["ext-0", "ext-1", "ext-2"])
+    check_least_privilege(cp, expect=[("create", "resource.k8s.io:resourceclaims"),
+                                      ("patch", "resource.k8s.io:resourceclaims/status"),
+                                      ("patch", "core:pods/status")])
 
 
 def test_gang(cp, binary):
@@ -769,6 +855,7 @@ TESTS = {
     "failover": test_failover,
     "dra": test_dra,
     "dra-podgroup": test_dra_podgroup,
+    "dra-extended": test_dra_extended,
     "gang": test_gang,
     "preemption": test_preemption,
     "preemption-podgroup": test_preemption_podgroup,

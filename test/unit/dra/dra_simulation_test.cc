@@ -148,5 +148,157 @@ TEST(DraSimulation, DeterministicClaimNames) {
   EXPECT_EQ(RunWorkload(o).allocations.begin()->first, RunWorkload(o).allocations.begin()->first);
 }
 
+// ---- Extended resources backed by DRA ------------------------------------------
+
+constexpr std::string_view kGpuClassServingExtendedResource = R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+  extendedResourceName: example.com/gpu
+---
+)";
+
+// A node with `gpus` DRA devices (a ResourceSlice, no device plugin), or
+// with `plugin_gpus` example.com/gpu in its allocatable (a device plugin).
+std::string GpuNode(const std::string& name, int gpus, int plugin_gpus = 0) {
+  std::string y =
+      "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
+      "}\nstatus: {allocatable: {cpu: \"8\", memory: 32Gi, pods: \"110\"" +
+      (plugin_gpus > 0 ? ", example.com/gpu: \"" + std::to_string(plugin_gpus) + "\"" : "") +
+      "}}\n---\n";
+  if (gpus == 0) return y;
+  y += "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " + name +
+       "-gpus}\nspec:\n  driver: gpu.example.com\n  pool: {name: " + name +
+       ", generation: 1, resourceSliceCount: 1}\n  nodeName: " + name + "\n  devices:\n";
+  for (int i = 0; i < gpus; ++i) y += "  - {name: gpu-" + std::to_string(i) + "}\n";
+  return y + "---\n";
+}
+
+std::string GpuPod(const std::string& name, int gpus, const std::string& extra_meta = "",
+                   const std::string& extra_spec = "") {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: default" +
+         extra_meta + "}\nspec:\n  schedulerName: gantry-scheduler\n" + extra_spec +
+         "  containers:\n  - name: main\n" +
+         "    resources: {requests: {cpu: 100m, example.com/gpu: \"" + std::to_string(gpus) +
+         "\"}}\n---\n";
+}
+
+TEST(DraSimulation, ExtendedResourcesAreServedThroughTheDeviceClassWhereNoDevicePluginIs) {
+  // Two nodes publish GPUs only as DRA devices, one through a device plugin.
+  // Seven pods ask for two example.com/gpu each: six fit. Those on the DRA
+  // nodes get a claim created for them, with devices of their node; those
+  // on the device-plugin node get none.
+  std::string y = std::string(kGpuClassServingExtendedResource) + GpuNode("dra-0", 4) +
+                  GpuNode("dra-1", 4) + GpuNode("plugin-0", 0, 4);
+  for (int i = 0; i < 7; ++i) y += GpuPod("p" + std::to_string(i), 2);
+  sim::SimulationResult r = RunYaml(y);
+  EXPECT_EQ(r.scheduled, 6);
+  EXPECT_EQ(r.unschedulable, 1);
+  std::set<std::string> devices;
+  int on_plugin = 0;
+  for (const auto& [pod, node] : r.placements) {
+    auto ext = r.extended_resource_claims.find(pod);
+    if (node == "plugin-0") {
+      ++on_plugin;
+      EXPECT_EQ(ext, r.extended_resource_claims.end())
+          << pod << " needs no claim on a device-plugin node";
+      continue;
+    }
+    ASSERT_NE(ext, r.extended_resource_claims.end()) << pod;
+    const std::string pod_name = pod.substr(pod.find('/') + 1);
+    EXPECT_EQ(ext->second.resource_claim_name.rfind(pod_name + "-extended-resources-", 0), 0u)
+        << ext->second.resource_claim_name;
+    ASSERT_EQ(ext->second.request_mappings.size(), 1u);
+    EXPECT_EQ(ext->second.request_mappings[0].container_name, "main");
+    EXPECT_EQ(ext->second.request_mappings[0].resource_name, "example.com/gpu");
+    EXPECT_EQ(ext->second.request_mappings[0].request_name, "container-0-request-1");
+    const auto& devs = r.allocations["default/" + ext->second.resource_claim_name];
+    ASSERT_EQ(devs.size(), 2u);
+    for (const auto& d : devs) {
+      EXPECT_EQ(d.request, "container-0-request-1");
+      EXPECT_EQ(d.pool, node) << "devices of the pod's node";
+      EXPECT_TRUE(devices.insert(d.pool + "/" + d.device).second) << "device allocated twice";
+    }
+  }
+  EXPECT_EQ(on_plugin, 2);
+  EXPECT_EQ(r.allocations.size(), 4u);
+  for (const auto& [pod, msg] : r.failures) {
+    EXPECT_NE(msg.find("0/3 nodes are available"), std::string::npos) << msg;
+  }
+}
+
+TEST(DraSimulation, ExtendedResourceDevicesAreFreedWhenThePodFinishes) {
+  // One node of 4 DRA GPUs, three pods of 4 GPUs that run 10 s each: each
+  // finished pod's claim is released, so the next pod gets the devices.
+  std::string y = std::string(kGpuClassServingExtendedResource) + GpuNode("n0", 4);
+  for (int i = 0; i < 3; ++i) {
+    y += GpuPod("p" + std::to_string(i), 4,
+                ", annotations: {gantry.dev/run-duration-seconds: \"10\"}");
+  }
+  sim::SimulationResult r = RunYaml(y);
+  EXPECT_EQ(r.scheduled, 3);
+  EXPECT_EQ(r.completed, 3);
+  EXPECT_EQ(r.extended_resource_claims.size(), 3u);
+  EXPECT_GE(r.virtual_seconds, 20);
+}
+
+TEST(DraSimulation, PreemptionFreesTheDevicesOfExtendedResources) {
+  // A running low-priority pod holds all 4 DRA GPUs through the claim an
+  // earlier scheduler created for its extended resources (recorded in its
+  // status); a high-priority pod asking for 2 preempts it and gets devices.
+  std::string y = std::string(kGpuClassServingExtendedResource) + GpuNode("n0", 4) +
+                  "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "
+                  "high}\nvalue: 1000\n---\n"
+                  R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: low-extended-resources-bcdfg
+  namespace: default
+  uid: low-claim
+  annotations: {resource.kubernetes.io/extended-resource-claim: "true"}
+  ownerReferences: [{apiVersion: v1, kind: Pod, name: low, uid: low-uid, controller: true}]
+spec:
+  devices:
+    requests: [{name: container-0-request-1, exactly: {deviceClassName: gpu.example.com, count: 4}}]
+status:
+  allocation:
+    devices:
+      results:
+      - {request: container-0-request-1, driver: gpu.example.com, pool: n0, device: gpu-0}
+      - {request: container-0-request-1, driver: gpu.example.com, pool: n0, device: gpu-1}
+      - {request: container-0-request-1, driver: gpu.example.com, pool: n0, device: gpu-2}
+      - {request: container-0-request-1, driver: gpu.example.com, pool: n0, device: gpu-3}
+  reservedFor: [{resource: pods, name: low, uid: low-uid}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, namespace: default, uid: low-uid}
+spec:
+  schedulerName: gantry-scheduler
+  nodeName: n0
+  containers:
+  - name: main
+    resources: {requests: {cpu: 100m, example.com/gpu: "4"}}
+status:
+  phase: Running
+  extendedResourceClaimStatus:
+    resourceClaimName: low-extended-resources-bcdfg
+    requestMappings: [{containerName: main, resourceName: example.com/gpu, requestName: container-0-request-1}]
+---
+)" + GpuPod("high", 2, "", "  priorityClassName: high\n");
+  sim::SimulationResult r = RunYaml(y);
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].pod, "default/low");
+  EXPECT_EQ(r.placements["default/high"], "n0");
+  ASSERT_EQ(r.extended_resource_claims.count("default/high"), 1u);
+  EXPECT_EQ(
+      r.allocations["default/" + r.extended_resource_claims["default/high"].resource_claim_name]
+          .size(),
+      2u);
+  EXPECT_EQ(r.allocations.count("default/low-extended-resources-bcdfg"), 0u)
+      << "deleted with its pod";
+}
+
 }  // namespace
 }  // namespace gantry
