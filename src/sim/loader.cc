@@ -131,11 +131,6 @@ struct SplitDocument {
   std::vector<std::string_view> items;
 };
 
-bool OnlyWhitespace(std::string_view rest) {
-  return std::all_of(rest.begin(), rest.end(),
-                     [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
-}
-
 bool CollectObjectTexts(simdjson::ondemand::array arr, std::vector<std::string_view>* items) {
   for (auto element : arr) {
     simdjson::ondemand::object obj;
@@ -153,16 +148,9 @@ bool CollectObjectTexts(simdjson::ondemand::array arr, std::vector<std::string_v
 // when the text has another shape or a syntax error; the caller then parses
 // it whole, which also reports errors with their position.
 bool SplitTopLevel(const simdjson::padded_string& padded, SplitDocument* out) {
-  const std::string_view text(padded.data(), padded.size());
+  // Trailing content is caught later: DecodeItems parses the text around
+  // the items, up to its end.
   simdjson::ondemand::parser parser;
-  {
-    // The value must be all of the text, bar whitespace.
-    simdjson::ondemand::document doc;
-    std::string_view whole;
-    if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return false;
-    if (doc.raw_json().get(whole) != simdjson::SUCCESS) return false;
-    if (!OnlyWhitespace(text.substr(static_cast<size_t>(whole.data() + whole.size() - text.data())))) return false;
-  }
   simdjson::ondemand::document doc;
   if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return false;
   simdjson::ondemand::json_type type;
