@@ -31,6 +31,7 @@ struct SchedulingQueue::Entry {
   int64_t gated_checked_micros = 0;
   uint64_t in_flight_start = 0;  // first event seq this attempt must see
   int32_t outstanding_pops = 0;  // Pops not yet matched by Done
+  std::string group;             // QueueOptions::group_of of qpi.pod_info, as indexed
 };
 
 struct SchedulingQueue::InFlightEvent {
@@ -321,8 +322,29 @@ void SchedulingQueue::Detach(Entry* e) {
 void SchedulingQueue::Erase(Entry* e) {
   Detach(e);
   if (e->in_flight) EndInFlightAttempt(e);
+  Unindex(e);
   std::string uid = e->uid;
   entries_.erase(uid);
+}
+
+void SchedulingQueue::Reindex(Entry* e) {
+  if (!options_.group_of) return;
+  std::string group =
+      e->qpi.pod_info == nullptr ? std::string() : options_.group_of(e->qpi.pod_info->p());
+  if (group == e->group) return;
+  Unindex(e);
+  e->group = std::move(group);
+  if (!e->group.empty()) by_group_[e->group].insert(e);
+}
+
+void SchedulingQueue::Unindex(Entry* e) {
+  if (e->group.empty()) return;
+  auto it = by_group_.find(e->group);
+  if (it != by_group_.end()) {
+    it->second.erase(e);
+    if (it->second.empty()) by_group_.erase(it);
+  }
+  e->group.clear();
 }
 
 void SchedulingQueue::CountIncoming(QueueName q, std::string_view event) {
@@ -515,6 +537,7 @@ void SchedulingQueue::AddLocked(PodInfoPtr pod, std::string_view event) {
   e->qpi = QueuedPodInfo{};
   e->qpi.pod_info = std::move(pod);
   e->qpi.timestamp_micros = clock_.NowMicros();
+  Reindex(e);
   AddNominatedLocked(e->qpi.pod_info, std::nullopt);
   if (e->in_flight) return;  // re-added while its old attempt runs: requeued on return
   Requeue(e, Strategy::kQueueAfterBackoff, event);
@@ -526,16 +549,40 @@ std::optional<QueuedPodInfo> SchedulingQueue::PopLocked() {
   return PopEntryLocked(e);
 }
 
+bool SchedulingQueue::Poppable(const Entry& e) {
+  return e.attached && !e.in_flight && !e.deleted && e.where != QueueName::kGated &&
+         e.qpi.pod_info != nullptr;
+}
+
 std::vector<QueuedPodInfo> SchedulingQueue::PopMatching(
     const std::function<bool(const framework::PodInfo&)>& pred) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Entry*> matches;
   for (const auto& [uid, entry] : entries_) {
     Entry* e = entry.get();
-    if (!e->attached || e->in_flight || e->deleted || e->where == QueueName::kGated) continue;
-    if (e->qpi.pod_info == nullptr || !pred(*e->qpi.pod_info)) continue;
-    matches.push_back(e);
+    if (Poppable(*e) && pred(*e->qpi.pod_info)) matches.push_back(e);
   }
+  return PopEntriesLocked(std::move(matches));
+}
+
+std::vector<QueuedPodInfo> SchedulingQueue::PopGroups(const std::vector<std::string>& groups) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Entry*> matches;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].empty() ||
+        std::find(groups.begin(), groups.begin() + g, groups[g]) != groups.begin() + g) {
+      continue;  // no group, or named twice
+    }
+    auto it = by_group_.find(groups[g]);
+    if (it == by_group_.end()) continue;
+    for (Entry* e : it->second) {
+      if (Poppable(*e)) matches.push_back(e);
+    }
+  }
+  return PopEntriesLocked(std::move(matches));
+}
+
+std::vector<QueuedPodInfo> SchedulingQueue::PopEntriesLocked(std::vector<Entry*> matches) {
   std::sort(matches.begin(), matches.end(), [](const Entry* a, const Entry* b) {
     const int32_t pa = a->qpi.pod_info->priority, pb = b->qpi.pod_info->priority;
     if (pa != pb) return pa > pb;
@@ -608,6 +655,7 @@ void SchedulingQueue::UpdateLocked(PodInfoPtr pod) {
 
   if (e->in_flight) {
     e->qpi.pod_info = pod;
+    Reindex(e);
     if (actions != 0) {
       std::shared_ptr<const void> o = old->pod, n = pod->pod;
       RecordInFlightEvent(event, std::move(o), std::move(n), true);
@@ -615,6 +663,7 @@ void SchedulingQueue::UpdateLocked(PodInfoPtr pod) {
     return;
   }
   e->qpi.pod_info = std::move(pod);
+  Reindex(e);
   switch (e->where) {
     case QueueName::kActive:
       active_.Fix(e);
@@ -781,6 +830,7 @@ absl::Status SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo qpi,
 
   qpi.timestamp_micros = clock_.NowMicros();
   e->qpi = std::move(qpi);
+  Reindex(e);
   const bool failed_with_error =
       e->qpi.unschedulable_plugins.empty() && e->qpi.pending_plugins.empty();
   if (failed_with_error) strategy = std::max(strategy, Strategy::kQueueAfterBackoff);
@@ -803,6 +853,7 @@ void SchedulingQueue::Done(std::string_view uid) {
     // Finished without a requeue (scheduled or dropped), or deleted meanwhile.
     Detach(e);
     EndInFlightAttempt(e);
+    Unindex(e);
     entries_.erase(it);
   }
 }

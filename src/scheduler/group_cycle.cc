@@ -195,26 +195,6 @@ struct TopologyDomainCache {
 
 namespace {
 
-// Members of the group `key` ("ns/name"), compared by interned symbols (the
-// queue is scanned with it once per group cycle); the same test as
-// state::InGroup.
-std::function<bool(const framework::PodInfo&)> MemberOf(const std::string& key) {
-  const size_t slash = key.find('/');
-  std::optional<api::Symbol> ns = api::Symbol::Find(std::string_view(key).substr(0, slash));
-  std::optional<api::Symbol> name = api::Symbol::Find(std::string_view(key).substr(slash + 1));
-  if (slash == std::string::npos || !ns || !name) {
-    return [key](const framework::PodInfo& p) { return state::InGroup(p.p(), key); };
-  }
-  return [ns = *ns, name = *name](const framework::PodInfo& p) {
-    const api::Pod& pod = p.p();
-    if (pod.meta.namespace_ != ns) return false;
-    if (!pod.pod_group_name.empty()) return pod.pod_group_name == name;
-    static const api::Symbol kLabel = api::Symbol::Intern(api::kCoschedulingPodGroupLabel);
-    std::optional<api::Symbol> v = api::FindLabel(pod.meta.labels, kLabel);
-    return v && *v == name;
-  };
-}
-
 std::string GroupNoun(const state::GroupInfo& g) {
   return gantry::StrCat(g.composite ? "composite pod group " : "pod group ", g.key);
 }
@@ -525,9 +505,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
   };
 
   if (!group) {
-    for (framework::QueuedPodInfo& m : queue_->PopMatching(MemberOf(key))) {
-      members.push_back(std::move(m));
-    }
+    for (framework::QueuedPodInfo& m : queue_->PopGroups({key})) members.push_back(std::move(m));
     fail({}, GroupFailure{key, "Unschedulable",
                           gantry::StrCat("pod group ", key, " does not exist yet; its members wait for it"), "",
                           0, 0});
@@ -584,15 +562,16 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
   for (size_t i = 0; i < tree.size(); ++i) {
     if (!tree[i].info.composite) leaf_of[tree[i].info.key] = i;
   }
-  if (tree.size() <= 1) {
-    for (framework::QueuedPodInfo& m : queue_->PopMatching(MemberOf(key))) {
-      members.push_back(std::move(m));
+  {
+    std::vector<std::string> leaves;
+    if (tree.size() <= 1) {
+      leaves.push_back(key);
+    } else {
+      for (const TreeNode& t : tree) {
+        if (!t.info.composite) leaves.push_back(t.info.key);
+      }
     }
-  } else {
-    for (framework::QueuedPodInfo& m : queue_->PopMatching(
-             [&](const framework::PodInfo& p) { return leaf_of.contains(state::GroupKeyOf(p.p())); })) {
-      members.push_back(std::move(m));
-    }
+    for (framework::QueuedPodInfo& m : queue_->PopGroups(leaves)) members.push_back(std::move(m));
   }
   std::vector<state::GroupInfo> infos;
   for (const TreeNode& t : tree) infos.push_back(t.info);

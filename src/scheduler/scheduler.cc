@@ -106,6 +106,7 @@ void Scheduler::Start(int64_t pod_initial_backoff_micros, int64_t pod_max_backof
   qo.pod_initial_backoff_micros = pod_initial_backoff_micros;
   qo.pod_max_backoff_micros = pod_max_backoff_micros;
   if (!profiles_.empty()) qo.less = queue::LessFromPlugin(profiles_.front()->queue_sort());
+  qo.group_of = state::GroupKeyOf;  // group cycles gather members with PopGroups
   for (const auto& fw : profiles_) {
     queue::ProfileQueueConfig pc;
     pc.pre_enqueue = fw->pre_enqueue_plugins();

@@ -1,6 +1,7 @@
 // Tests of the scheduling queue, all in virtual time (FakeClock).
 #include "src/queue/scheduling_queue.h"
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <string>
@@ -717,6 +718,105 @@ TEST_F(QueueTest, ActivateWhileInFlight) {
   qpi->unschedulable_plugins.insert(std::string(kFit));
   ASSERT_TRUE(q().AddUnschedulableIfNotPresent(std::move(*qpi), 1).ok());
   EXPECT_EQ(Where("p"), QueueName::kActive);
+}
+
+// ---- Group index (PopGroups) ---------------------------------------------
+
+api::Pod GroupPod(std::string_view name, std::string_view group, int32_t priority = 0) {
+  api::Pod pod = MakePod(name, priority);
+  if (!group.empty())
+    pod.meta.labels = {{api::Symbol::Intern("group"), api::Symbol::Intern(group)}};
+  return pod;
+}
+
+std::string GroupOf(const api::Pod& pod) {
+  std::optional<api::Symbol> v = api::FindLabel(pod.meta.labels, std::string_view("group"));
+  return v ? v->str() : "";
+}
+
+// Fills the queue with members of groups a, b and c in every state:
+// a5 in flight, a3 unschedulable, a4 gated, a6 deleted, c1 moved to group a
+// by an update, n1 in no group.
+void FillGroups(SchedulingQueue& q) {
+  q.Add(framework::PodInfo::Create(std::make_shared<const api::Pod>(GroupPod("a5", "a", 10)), 10));
+  ASSERT_EQ(q.TryPop()->pod_info->p().meta.name, "a5");
+  q.Add(framework::PodInfo::Create(std::make_shared<const api::Pod>(GroupPod("a3", "a", 7)), 7));
+  std::optional<QueuedPodInfo> a3 = q.TryPop();
+  ASSERT_EQ(a3->pod_info->p().meta.name, "a3");
+  a3->unschedulable_plugins.insert(std::string(kFit));
+  ASSERT_TRUE(q.AddUnschedulableIfNotPresent(std::move(*a3), q.SchedulingCycle()).ok());
+  q.Done(Uid("a3"));
+  api::Pod gated = GroupPod("a4", "a");
+  gated.scheduling_gates.push_back(api::Symbol::Intern("example.com/wait"));
+  q.Add(testing::MakePodInfo(gated));
+  q.Add(testing::MakePodInfo(GroupPod("a1", "a")));
+  q.Add(testing::MakePodInfo(GroupPod("a2", "a", 5)));
+  q.Add(testing::MakePodInfo(GroupPod("a6", "a")));
+  q.Delete(Uid("a6"));
+  q.Add(testing::MakePodInfo(GroupPod("b1", "b")));
+  q.Add(testing::MakePodInfo(GroupPod("c1", "c")));
+  q.Update(testing::MakePodInfo(GroupPod("c1", "a")));
+  q.Add(testing::MakePodInfo(GroupPod("n1", "")));
+}
+
+TEST_F(QueueTest, PopGroupsTakesQueuedMembersInActiveOrder) {
+  options_.group_of = GroupOf;
+  struct Case {
+    std::vector<std::string> groups;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {{"a"}, {"a3", "a2", "a1", "c1"}},
+      {{"b"}, {"b1"}},
+      {{"a", "b", "a"}, {"a3", "a2", "a1", "b1", "c1"}},
+      {{"c"}, {}},
+      {{"none"}, {}},
+      {{""}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.groups));
+    // PopGroups through the index, and PopMatching scanning with the same test.
+    SchedulingQueue by_index(clock_, options_), by_scan(clock_, options_);
+    FillGroups(by_index);
+    FillGroups(by_scan);
+    std::vector<std::string> got, scanned;
+    for (const QueuedPodInfo& m : by_index.PopGroups(c.groups)) {
+      got.push_back(m.pod_info->p().meta.name);
+      EXPECT_EQ(by_index.Where(m.pod_info->uid()), QueueName::kInFlight);
+    }
+    for (const QueuedPodInfo& m : by_scan.PopMatching([&](const framework::PodInfo& p) {
+           const std::string g = GroupOf(p.p());
+           return !g.empty() && std::find(c.groups.begin(), c.groups.end(), g) != c.groups.end();
+         })) {
+      scanned.push_back(m.pod_info->p().meta.name);
+    }
+    EXPECT_EQ(got, c.want);
+    EXPECT_EQ(scanned, c.want);
+    // A second call finds nothing: the members are in flight.
+    EXPECT_THAT(by_index.PopGroups(c.groups), IsEmpty());
+  }
+}
+
+TEST_F(QueueTest, PopGroupsSeesRequeuedMembersAndForgetsDoneOnes) {
+  options_.group_of = GroupOf;
+  q().Add(testing::MakePodInfo(GroupPod("m1", "g")));
+  q().Add(testing::MakePodInfo(GroupPod("m2", "g")));
+  std::vector<QueuedPodInfo> first = q().PopGroups({"g"});
+  ASSERT_EQ(first.size(), 2u);
+  // m1 is bound (Done), m2 fails and comes back.
+  q().Done(Uid("m1"));
+  first[1].unschedulable_plugins.insert(std::string(kFit));
+  ASSERT_TRUE(q().AddUnschedulableIfNotPresent(std::move(first[1]), q().SchedulingCycle()).ok());
+  q().Done(Uid("m2"));
+  std::vector<QueuedPodInfo> second = q().PopGroups({"g"});
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].pod_info->p().meta.name, "m2");
+}
+
+TEST_F(QueueTest, PopGroupsWithoutGroupOfPopsNothing) {
+  q().Add(testing::MakePodInfo(GroupPod("m1", "g")));
+  EXPECT_THAT(q().PopGroups({"g"}), IsEmpty());
+  EXPECT_EQ(Where("m1"), QueueName::kActive);
 }
 
 // ---- Nominated pods --------------------------------------------------------
