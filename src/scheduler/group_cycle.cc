@@ -85,48 +85,49 @@ struct Replay {
 using NodeList = std::vector<framework::NodeInfo*>;
 
 // Default placement score: how tightly a placement fills its domain, over the
-// resources the group requests (0..1, higher is tighter). With `add` the
-// requests are added to the nodes' current usage (the score if every member
-// fits: an upper bound, since usage only grows with placed members).
-double Tightness(const NodeList& nodes, const framework::Resource& wanted, bool add) {
-  // Only the resources the group requests are summed.
-  struct Sum {
-    api::Symbol name;  // empty: cpu (index 0) or memory (index 1)
-    int64_t requested = 0, allocatable = 0;
-  };
-  absl::InlinedVector<Sum, 4> sums;
-  if (wanted.milli_cpu > 0) sums.push_back({{}, add ? wanted.milli_cpu : 0, 0});
-  const size_t memory_at = sums.size();
-  if (wanted.memory > 0) sums.push_back({{}, add ? wanted.memory : 0, 0});
-  const size_t scalars_at = sums.size();
-  for (const api::ResourceAmount& a : wanted.scalar) {
-    if (a.value > 0) sums.push_back({a.name, add ? a.value : 0, 0});
-  }
-  const bool cpu = wanted.milli_cpu > 0, memory = wanted.memory > 0;
-  for (const framework::NodeInfo* n : nodes) {
-    const framework::Resource& r = n->requested();
-    const framework::Resource& a = n->allocatable();
-    if (cpu) {
-      sums[0].requested += r.milli_cpu;
-      sums[0].allocatable += a.milli_cpu;
-    }
-    if (memory) {
-      sums[memory_at].requested += r.memory;
-      sums[memory_at].allocatable += a.memory;
-    }
-    for (size_t i = scalars_at; i < sums.size(); ++i) {
-      sums[i].requested += r.Get(sums[i].name);
-      sums[i].allocatable += a.Get(sums[i].name);
-    }
-  }
+// resources the group requests (0..1, higher is tighter), from the domain's
+// summed `requested` and `allocatable`. With `add` the requests are added to
+// the current usage (the score if every member fits: an upper bound, since
+// usage only grows with placed members).
+double TightnessOf(const framework::Resource& requested, const framework::Resource& allocatable,
+                   const framework::Resource& wanted, bool add) {
   double sum = 0;
   int count = 0;
-  for (const Sum& s : sums) {
-    if (s.allocatable <= 0) continue;
-    sum += std::min(1.0, static_cast<double>(s.requested) / static_cast<double>(s.allocatable));
+  auto term = [&](int64_t want, int64_t used, int64_t total) {
+    if (want <= 0 || total <= 0) return;
+    const int64_t r = used + (add ? want : 0);
+    sum += std::min(1.0, static_cast<double>(r) / static_cast<double>(total));
     ++count;
-  }
+  };
+  term(wanted.milli_cpu, requested.milli_cpu, allocatable.milli_cpu);
+  term(wanted.memory, requested.memory, allocatable.memory);
+  for (const api::ResourceAmount& a : wanted.scalar)
+    term(a.value, requested.Get(a.name), allocatable.Get(a.name));
   return count == 0 ? 0 : sum / count;
+}
+
+// TightnessOf over `nodes`, summing only the resources the group requests.
+double Tightness(const NodeList& nodes, const framework::Resource& wanted, bool add) {
+  framework::Resource requested, allocatable;
+  for (const api::ResourceAmount& a : wanted.scalar) {
+    if (a.value > 0) {
+      requested.scalar.push_back({a.name, 0});
+      allocatable.scalar.push_back({a.name, 0});
+    }
+  }
+  for (const framework::NodeInfo* n : nodes) {
+    const framework::Resource& r = n->requested();
+    const framework::Resource& c = n->allocatable();
+    requested.milli_cpu += r.milli_cpu;
+    requested.memory += r.memory;
+    allocatable.milli_cpu += c.milli_cpu;
+    allocatable.memory += c.memory;
+    for (size_t i = 0; i < requested.scalar.size(); ++i) {
+      requested.scalar[i].value += r.Get(requested.scalar[i].name);
+      allocatable.scalar[i].value += c.Get(requested.scalar[i].name);
+    }
+  }
+  return TightnessOf(requested, allocatable, wanted, add);
 }
 
 // Splits `nodes` by the value of label `key` (domains in value order);
@@ -150,46 +151,71 @@ std::vector<std::pair<std::string, NodeList>> SplitDomains(const NodeList& nodes
   return out;
 }
 
+constexpr uint64_t kNoGeneration = ~uint64_t{0};
+
 }  // namespace
 
 // SplitDomains of the whole snapshot per topology key, kept while the
-// snapshot holds the same NodeInfos with the same Node objects (a label
-// change replaces the Node object), so a stream of gangs does not re-split
-// thousands of nodes for every group cycle.
+// snapshot's nodes_version holds (no node added, removed or changed), so a
+// stream of gangs does not re-split thousands of nodes for every group
+// cycle. Each domain's requested sum is kept too and brought up to date from
+// the nodes whose generation moved since it was last read, which gives the
+// same Tightness as summing the domain's nodes again.
 struct TopologyDomainCache {
   struct Entry {
     api::Symbol key;
-    std::vector<const framework::NodeInfo*> infos;  // the snapshot's list when split
-    std::vector<const api::Node*> nodes;
+    uint64_t nodes_version = 0;
     std::vector<std::pair<std::string, NodeList>> domains;
+    // Per domain: the summed allocatable (fixed while nodes_version holds),
+    // the summed requested as of `generations`, and each node's part of it.
+    struct Sums {
+      framework::Resource requested, allocatable;
+      std::vector<uint64_t> generations;
+      std::vector<framework::Resource> requested_of;
+    };
+    std::vector<Sums> sums;
+
+    // Tightness of domain `i` (see TightnessOf) on its nodes as they are now.
+    double Tightness(size_t i, const framework::Resource& wanted, bool add) {
+      Sums& s = sums[i];
+      const NodeList& nodes = domains[i].second;
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        const uint64_t g = nodes[k]->generation();
+        if (g == s.generations[k]) continue;
+        s.requested.Sub(s.requested_of[k]);
+        s.requested_of[k] = nodes[k]->requested();
+        s.requested.Add(s.requested_of[k]);
+        s.generations[k] = g;
+      }
+      return TightnessOf(s.requested, s.allocatable, wanted, add);
+    }
   };
-  std::vector<Entry> entries;
+  // Entries are never moved: a group's search keeps a reference while its
+  // subtree looks up other keys.
+  std::vector<std::unique_ptr<Entry>> entries;
 
-  const std::vector<std::pair<std::string, NodeList>>& Split(const NodeList& all, api::Symbol key) {
-    for (Entry& e : entries) {
-      if (e.key != key) continue;
-      if (Valid(e, all)) return e.domains;
-      Fill(e, all);
-      return e.domains;
+  Entry& Split(const state::Snapshot& snapshot, api::Symbol key) {
+    Entry* e = nullptr;
+    for (const std::unique_ptr<Entry>& x : entries) {
+      if (x->key == key) e = x.get();
     }
-    entries.push_back(Entry{key, {}, {}, {}});
-    Fill(entries.back(), all);
-    return entries.back().domains;
-  }
-
- private:
-  static bool Valid(const Entry& e, const NodeList& all) {
-    if (e.infos.size() != all.size()) return false;
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (e.infos[i] != all[i] || e.nodes[i] != all[i]->node()) return false;
+    if (e == nullptr) {
+      entries.push_back(std::make_unique<Entry>());
+      e = entries.back().get();
+      e->key = key;
+    } else if (e->nodes_version == snapshot.nodes_version() && snapshot.nodes_version() != 0) {
+      return *e;
     }
-    return true;
-  }
-  static void Fill(Entry& e, const NodeList& all) {
-    e.infos.assign(all.begin(), all.end());
-    e.nodes.resize(all.size());
-    for (size_t i = 0; i < all.size(); ++i) e.nodes[i] = all[i]->node();
-    e.domains = SplitDomains(all, e.key);
+    e->nodes_version = snapshot.nodes_version();
+    e->domains = SplitDomains(snapshot.NodeInfos(), key);
+    e->sums.assign(e->domains.size(), Entry::Sums{});
+    for (size_t i = 0; i < e->domains.size(); ++i) {
+      Entry::Sums& s = e->sums[i];
+      for (const framework::NodeInfo* n : e->domains[i].second) s.allocatable.Add(n->allocatable());
+      s.generations.assign(e->domains[i].second.size(), kNoGeneration);
+      s.requested_of.assign(e->domains[i].second.size(), framework::Resource{});
+    }
+    return *e;
   }
 };
 
@@ -227,10 +253,17 @@ class Placer {
       return Record(n, PlaceIn(n, nodes, o.domain));
     }
     if (t.info.topology_key.empty()) return Record(n, PlaceIn(n, nodes, ""));
-    // The whole snapshot (a root group) is split once per node change.
-    std::vector<std::pair<std::string, NodeList>> domains =
-        &nodes == &snapshot_.NodeInfos() ? domain_cache_.Split(nodes, t.info.topology_key)
-                                         : SplitDomains(nodes, t.info.topology_key);
+    // The whole snapshot (a root group) is split once per node change, and
+    // its domains keep their summed requests.
+    TopologyDomainCache::Entry* cached = &nodes == &snapshot_.NodeInfos()
+                                             ? &domain_cache_.Split(snapshot_, t.info.topology_key)
+                                             : nullptr;
+    std::vector<std::pair<std::string, NodeList>> own;
+    if (cached == nullptr) own = SplitDomains(nodes, t.info.topology_key);
+    const std::vector<std::pair<std::string, NodeList>>& domains =
+        cached != nullptr ? cached->domains : own;
+    std::vector<size_t> candidates(domains.size());  // indices into `domains`
+    for (size_t i = 0; i < domains.size(); ++i) candidates[i] = i;
     if (!t.placed_nodes.empty()) {
       // Members already run: only their domain is a candidate.
       std::set<std::string> values;
@@ -245,26 +278,30 @@ class Placer {
                                  gantry::StrCat(GroupNoun(t.info), ": its running members are not in one ",
                                                 t.info.topology_key.view(), " domain")});
       }
-      std::erase_if(domains, [&](const auto& d) { return d.first != *values.begin(); });
-      if (domains.empty()) {
+      std::erase_if(candidates, [&](size_t i) { return domains[i].first != *values.begin(); });
+      if (candidates.empty()) {
         return Record(n, Outcome{false, t.already, *values.begin(),
                                  gantry::StrCat(GroupNoun(t.info), ": its running members' domain ", *values.begin(),
                                                 " is outside the parent's domain")});
       }
     }
-    if (domains.empty()) {
+    if (candidates.empty()) {
       return Record(n, Outcome{false, 0, "",
                                gantry::StrCat(GroupNoun(t.info), ": no node", nodes.size() == snapshot_.NodeInfos().size() ? "" : " in the parent's domain",
                                               " has the topology label ", t.info.topology_key.view())});
     }
-    if (domains.size() == 1) return Record(n, PlaceIn(n, domains[0].second, domains[0].first));
-
-    std::vector<double> bound(domains.size());
-    std::vector<size_t> order(domains.size());
-    for (size_t i = 0; i < domains.size(); ++i) {
-      bound[i] = Tightness(domains[i].second, t.requests, /*add=*/true);
-      order[i] = i;
+    if (candidates.size() == 1) {
+      const auto& [name, list] = domains[candidates[0]];
+      return Record(n, PlaceIn(n, list, name));
     }
+
+    auto tightness = [&](size_t i, bool add) {
+      return cached != nullptr ? cached->Tightness(i, t.requests, add)
+                               : Tightness(domains[i].second, t.requests, add);
+    };
+    std::vector<double> bound(domains.size());
+    for (size_t i : candidates) bound[i] = tightness(i, /*add=*/true);
+    std::vector<size_t> order = candidates;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bound[a] > bound[b]; });
     std::optional<size_t> best;
     double best_score = 0;
@@ -276,7 +313,7 @@ class Placer {
       const size_t mark = applied_.size();
       Outcome o = PlaceIn(n, domains[i].second, domains[i].first);
       if (o.satisfied) {
-        const double score = Tightness(domains[i].second, t.requests, /*add=*/false);
+        const double score = tightness(i, /*add=*/false);
         if (!best || score > best_score) {
           // No later domain can beat this one (bounds descend): keep the
           // trial applied instead of rolling it back and replaying it.

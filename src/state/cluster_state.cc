@@ -1,6 +1,7 @@
 #include "src/state/cluster_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string_view>
 
 #include "gantry/util/strings.h"
@@ -458,6 +459,7 @@ void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
   // having pods with (anti-)affinity (then they are refiltered from list_,
   // whose NodeInfo pointers stay valid).
   bool nodes_changed = order_changed_;
+  bool node_objects_changed = false;
   bool affinity_changed = false;
   for (const std::string& name : dirty_nodes_) {
     auto it = nodes_.find(name);
@@ -478,6 +480,7 @@ void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
       nodes_changed = true;
     }
     if (sit->second->generation() != src.generation()) {
+      node_objects_changed |= sit->second->node() != src.node();
       *sit->second = src;
       // Refresh the cluster-wide spread of this node's images.
       auto& states = sit->second->image_states();
@@ -503,6 +506,10 @@ void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
   if (namespaces_changed_) {
     snapshot->namespaces_ = namespaces_;
     namespaces_changed_ = false;
+  }
+  if (nodes_changed || node_objects_changed) {
+    static std::atomic<uint64_t> next_nodes_version{0};
+    snapshot->nodes_version_ = next_nodes_version.fetch_add(1, std::memory_order_relaxed) + 1;
   }
   if (nodes_changed) {
     snapshot->RebuildLists(node_order_);

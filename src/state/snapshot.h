@@ -4,6 +4,7 @@
 #ifndef GANTRY_SRC_STATE_SNAPSHOT_H_
 #define GANTRY_SRC_STATE_SNAPSHOT_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,6 +33,11 @@ class Snapshot final : public framework::SnapshotLister {
   std::vector<framework::NominatedPod>& mutable_nominated_pods() { return nominated_; }
 
   size_t size() const { return list_.size(); }
+  // Changes (to a value no other snapshot had) whenever UpdateSnapshot adds
+  // or removes a node or replaces a node's Node object (labels, taints,
+  // allocatable, images); not when only pods change. What is derived from
+  // the nodes alone (e.g. topology domains) stays valid while it holds.
+  uint64_t nodes_version() const { return nodes_version_; }
   const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& PodDisruptionBudgets() const {
     return pdbs_;
   }
@@ -53,6 +59,7 @@ class Snapshot final : public framework::SnapshotLister {
   absl::flat_hash_map<api::Symbol, api::Labels> namespaces_;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
   std::vector<framework::NominatedPod> nominated_;
+  uint64_t nodes_version_ = 0;
 };
 
 }  // namespace gantry::state
