@@ -141,6 +141,25 @@ class ScorePlugin : public virtual Plugin {
   }
 };
 
+// Optional, for Filter and Score plugins: lets the framework reuse this
+// plugin's per-node results between pods of one spec, such as the members of
+// a PodGroup made from one template. PodScheduler then keeps each node's
+// Filter verdict and raw Score (before NormalizeScore) while that NodeInfo
+// keeps its generation, and serves them to the next pod for which every
+// active Filter and Score plugin answers true (framework::NodeResultCache).
+// Plugins that do not implement it are never reused.
+class NodeLocalPlugin : public virtual Plugin {
+ public:
+  // True when this plugin's Filter verdict and raw Score for `a` on any node
+  // are also those for `b`: they depend only on that NodeInfo, on the fields
+  // of the pods compared here, on the plugin's args, and on what stays fixed
+  // while one snapshot is in place and no node is added or removed (the
+  // number of nodes, image spread); never on other nodes, on other pods in
+  // flight or on state outside the snapshot. Must be false whenever either
+  // pod's results depend on more than that (`a` and `b` may be one pod).
+  virtual bool SameNodeResults(const PodInfo& a, const PodInfo& b) const = 0;
+};
+
 // Reserve: claims resources for the chosen node in the plugin's own state.
 // Unreserve must be idempotent and is called in reverse order on failure.
 class ReservePlugin : public virtual Plugin {

@@ -85,6 +85,11 @@ framework::Status ImageLocality::Score(const framework::CycleState& state, const
   return framework::Status();
 }
 
+bool ImageLocality::SameNodeResults(const framework::PodInfo& a,
+                                    const framework::PodInfo& b) const {
+  return a.p().images == b.p().images;
+}
+
 absl::Status Register(framework::Registry& registry) {
   return registry.Register(framework::PluginRegistration{
       std::string(kName),

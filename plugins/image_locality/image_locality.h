@@ -27,7 +27,9 @@ inline constexpr int64_t kMiB = 1024 * 1024;
 inline constexpr int64_t kMinThreshold = 23 * kMiB;
 inline constexpr int64_t kMaxContainerThreshold = 1000 * kMiB;
 
-class ImageLocality final : public framework::PreScorePlugin, public framework::ScorePlugin {
+class ImageLocality final : public framework::PreScorePlugin,
+                            public framework::ScorePlugin,
+                            public framework::NodeLocalPlugin {
  public:
   explicit ImageLocality(framework::FrameworkHandle& handle) : handle_(handle) {}
   std::string_view Name() const override { return kName; }
@@ -38,6 +40,10 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
                              const std::vector<const framework::NodeInfo*>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+
+  // Score reads the node's images (with their spread, fixed per snapshot) and the pod's images
+  // only.
+  bool SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const override;
 
  private:
   framework::FrameworkHandle& handle_;

@@ -193,6 +193,22 @@ std::vector<framework::ClusterEventWithHint> NodeAffinity::EventsToRegister() co
   return {std::move(e)};
 }
 
+bool NodeAffinity::SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const {
+  const api::Pod& x = a.p();
+  const api::Pod& y = b.p();
+  if (x.node_selector != y.node_selector) return false;
+  if (x.affinity == y.affinity) return true;
+  static const std::optional<api::NodeSelector> kNoRequired;
+  static const std::vector<api::PreferredSchedulingTerm> kNoPreferred;
+  const std::optional<api::NodeSelector>& rx = x.affinity ? x.affinity->node_required : kNoRequired;
+  const std::optional<api::NodeSelector>& ry = y.affinity ? y.affinity->node_required : kNoRequired;
+  const std::vector<api::PreferredSchedulingTerm>& px =
+      x.affinity ? x.affinity->node_preferred : kNoPreferred;
+  const std::vector<api::PreferredSchedulingTerm>& py =
+      y.affinity ? y.affinity->node_preferred : kNoPreferred;
+  return rx == ry && px == py;
+}
+
 absl::Status Register(framework::Registry& registry) {
   return registry.Register(framework::PluginRegistration{
       std::string(kName),

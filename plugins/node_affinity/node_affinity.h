@@ -45,7 +45,8 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::FilterPlugin,
                            public framework::PreScorePlugin,
                            public framework::ScorePlugin,
-                           public framework::EnqueueExtensions {
+                           public framework::EnqueueExtensions,
+                           public framework::NodeLocalPlugin {
  public:
   explicit NodeAffinity(NodeAffinityArgs args) : args_(std::move(args)) {}
   std::string_view Name() const override { return kName; }
@@ -76,6 +77,10 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
   const NodeAffinityArgs& args() const { return args_; }
+
+  // Filter and Score read the node's labels and name, the args and the pod's node selector and node
+  // affinity only.
+  bool SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const override;
 
  private:
   NodeAffinityArgs args_;

@@ -26,6 +26,10 @@ std::vector<framework::ClusterEventWithHint> NodeName::EventsToRegister() const 
   return {std::move(e)};
 }
 
+bool NodeName::SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const {
+  return a.p().node_name == b.p().node_name;
+}
+
 absl::Status Register(framework::Registry& registry) {
   return registry.Register(framework::PluginRegistration{
       std::string(kName),

@@ -15,7 +15,9 @@ namespace gantry::plugins::node_name {
 inline constexpr std::string_view kName = "NodeName";
 inline constexpr std::string_view kErrReason = "node(s) didn't match the requested node name";
 
-class NodeName final : public framework::FilterPlugin, public framework::EnqueueExtensions {
+class NodeName final : public framework::FilterPlugin,
+                       public framework::EnqueueExtensions,
+                       public framework::NodeLocalPlugin {
  public:
   std::string_view Name() const override { return kName; }
   // UnschedulableAndUnresolvable when spec.nodeName is set and differs.
@@ -23,6 +25,8 @@ class NodeName final : public framework::FilterPlugin, public framework::Enqueue
                            const framework::NodeInfo& node) override;
   // Node/Add, queued only when the new node is the requested one.
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // Filter reads the node name and the pod's spec.nodeName only.
+  bool SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const override;
 };
 
 // True if the pod names no node or names `node_name`.

@@ -70,6 +70,10 @@ std::vector<framework::ClusterEventWithHint> NodePorts::EventsToRegister() const
   return {std::move(pod_event), std::move(node_event)};
 }
 
+bool NodePorts::SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const {
+  return a.p().host_ports == b.p().host_ports;
+}
+
 absl::Status Register(framework::Registry& registry) {
   return registry.Register(framework::PluginRegistration{
       std::string(kName),

@@ -19,7 +19,8 @@ inline constexpr std::string_view kErrReason = "node(s) didn't have free ports f
 
 class NodePorts final : public framework::PreFilterPlugin,
                         public framework::FilterPlugin,
-                        public framework::EnqueueExtensions {
+                        public framework::EnqueueExtensions,
+                        public framework::NodeLocalPlugin {
  public:
   std::string_view Name() const override { return kName; }
   // Skip when the pod asks for no host port; otherwise stores the ports.
@@ -33,6 +34,8 @@ class NodePorts final : public framework::PreFilterPlugin,
   // AssignedPod/Delete (queue when the deleted pod held a conflicting port)
   // and Node/Add.
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // Filter reads the node's used ports and the pod's host ports only.
+  bool SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const override;
 };
 
 // True if none of `ports` conflicts with the node's used ports.

@@ -104,6 +104,11 @@ framework::Status NodeResourcesBalancedAllocation::Score(const framework::CycleS
   return framework::Status();
 }
 
+bool NodeResourcesBalancedAllocation::SameNodeResults(const framework::PodInfo& a,
+                                                      const framework::PodInfo& b) const {
+  return a.p().requests == b.p().requests;
+}
+
 absl::Status Register(framework::Registry& registry) {
   return registry.Register(framework::PluginRegistration{
       std::string(kName),

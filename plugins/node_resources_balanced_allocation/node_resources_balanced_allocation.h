@@ -34,7 +34,9 @@ struct NodeResourcesBalancedAllocationArgs {
   nlohmann::json ToJson() const;
 };
 
-class NodeResourcesBalancedAllocation final : public framework::PreScorePlugin, public framework::ScorePlugin {
+class NodeResourcesBalancedAllocation final : public framework::PreScorePlugin,
+                                              public framework::ScorePlugin,
+                                              public framework::NodeLocalPlugin {
  public:
   explicit NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs args);
   std::string_view Name() const override { return kName; }
@@ -43,6 +45,9 @@ class NodeResourcesBalancedAllocation final : public framework::PreScorePlugin, 
                              const std::vector<const framework::NodeInfo*>& nodes) override;
   framework::Status Score(const framework::CycleState& state, const framework::PodInfo& pod,
                           const framework::NodeInfo& node, int64_t* score) override;
+
+  // Score reads the node's resources and the pod's requests only.
+  bool SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const override;
 
  private:
   NodeResourcesBalancedAllocationArgs args_;

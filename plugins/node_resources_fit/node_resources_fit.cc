@@ -455,6 +455,11 @@ std::vector<framework::ClusterEventWithHint> NodeResourcesFit::EventsToRegister(
   return out;
 }
 
+bool NodeResourcesFit::SameNodeResults(const framework::PodInfo& a,
+                                       const framework::PodInfo& b) const {
+  return a.p().requests == b.p().requests;
+}
+
 absl::Status Register(framework::Registry& registry) {
   return registry.Register(framework::PluginRegistration{
       std::string(kName),

@@ -62,7 +62,8 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
                                public framework::PreScorePlugin,
                                public framework::ScorePlugin,
-                               public framework::EnqueueExtensions {
+                               public framework::EnqueueExtensions,
+                               public framework::NodeLocalPlugin {
  public:
   // `handle` (optional) gives the DRA state, which says which extended
   // resources DeviceClasses serve; without it every extended resource must
@@ -97,6 +98,9 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
   const NodeResourcesFitArgs& args() const { return args_; }
+
+  // Filter and Score read the node's resources, the args and the pod's requests only.
+  bool SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const override;
 
  private:
   bool Ignored(api::Symbol name) const;

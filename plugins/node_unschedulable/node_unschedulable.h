@@ -18,7 +18,9 @@ inline constexpr std::string_view kErrReasonUnschedulable = "node(s) were unsche
 inline constexpr std::string_view kErrReasonUnknownCondition = "node(s) had unknown conditions";
 inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
 
-class NodeUnschedulable final : public framework::FilterPlugin, public framework::EnqueueExtensions {
+class NodeUnschedulable final : public framework::FilterPlugin,
+                                public framework::EnqueueExtensions,
+                                public framework::NodeLocalPlugin {
  public:
   std::string_view Name() const override { return kName; }
   // UnschedulableAndUnresolvable "node(s) were unschedulable" for a cordoned
@@ -28,6 +30,8 @@ class NodeUnschedulable final : public framework::FilterPlugin, public framework
   // Node/Add|UpdateNodeTaint (spec.unschedulable changes are reported as
   // taint updates, as upstream does) and UnscheduledPod/UpdatePodToleration.
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // Filter reads the node and the pod's tolerations only.
+  bool SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const override;
 };
 
 // True if `tolerations` tolerate node.kubernetes.io/unschedulable:NoSchedule.

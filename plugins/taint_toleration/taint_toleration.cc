@@ -118,6 +118,11 @@ std::vector<framework::ClusterEventWithHint> TaintToleration::EventsToRegister()
   return {std::move(node_event), std::move(pod_event)};
 }
 
+bool TaintToleration::SameNodeResults(const framework::PodInfo& a,
+                                      const framework::PodInfo& b) const {
+  return a.p().tolerations == b.p().tolerations;
+}
+
 absl::Status Register(framework::Registry& registry) {
   return registry.Register(framework::PluginRegistration{
       std::string(kName),

@@ -22,7 +22,8 @@ inline constexpr std::string_view kPreScoreStateKey = "PreScoreTaintToleration";
 class TaintToleration final : public framework::FilterPlugin,
                               public framework::PreScorePlugin,
                               public framework::ScorePlugin,
-                              public framework::EnqueueExtensions {
+                              public framework::EnqueueExtensions,
+                              public framework::NodeLocalPlugin {
  public:
   std::string_view Name() const override { return kName; }
 
@@ -45,6 +46,8 @@ class TaintToleration final : public framework::FilterPlugin,
   // Node/Add|UpdateNodeTaint (queue when the node becomes tolerated) and
   // UnscheduledPod/UpdatePodToleration (queue for the pod itself).
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  // Filter and Score read the node's taints and the pod's tolerations only.
+  bool SameNodeResults(const framework::PodInfo& a, const framework::PodInfo& b) const override;
 };
 
 // The first NoSchedule/NoExecute taint of `taints` not tolerated, or null.

@@ -29,6 +29,7 @@ struct HostPort {
   Symbol host_ip;   // empty means 0.0.0.0
   Symbol protocol;  // TCP (default), UDP or SCTP
   int32_t port = 0;
+  bool operator==(const HostPort&) const = default;
 };
 
 struct PodAffinityTerm {

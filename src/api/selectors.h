@@ -24,6 +24,7 @@ struct Requirement {
   int64_t int_value = 0;       // parsed value for Gt/Lt
 
   bool Matches(const Labels& labels) const;
+  bool operator==(const Requirement&) const = default;
 };
 
 // metav1.LabelSelector. An empty selector matches everything; a null
@@ -44,6 +45,7 @@ struct NodeSelectorTerm {
 
   // A term with no requirements matches nothing.
   bool Matches(const Labels& node_labels, std::string_view node_name) const;
+  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 NodeSelectorTerm DecodeNodeSelectorTerm(Decoder& d, JsonValue v);
@@ -52,12 +54,14 @@ NodeSelectorTerm DecodeNodeSelectorTerm(Decoder& d, JsonValue v);
 struct NodeSelector {
   std::vector<NodeSelectorTerm> terms;
   bool Matches(const Labels& node_labels, std::string_view node_name) const;
+  bool operator==(const NodeSelector&) const = default;
 };
 NodeSelector DecodeNodeSelector(Decoder& d, JsonValue v);
 
 struct PreferredSchedulingTerm {
   int32_t weight = 0;
   NodeSelectorTerm preference;
+  bool operator==(const PreferredSchedulingTerm&) const = default;
 };
 
 enum class TaintEffect : uint8_t { kNone, kNoSchedule, kPreferNoSchedule, kNoExecute };
@@ -82,6 +86,7 @@ struct Toleration {
   std::optional<int64_t> toleration_seconds;
 
   bool Tolerates(const Taint& taint) const;
+  bool operator==(const Toleration&) const = default;
 };
 Toleration DecodeToleration(Decoder& d, JsonValue v);
 

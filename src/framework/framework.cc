@@ -393,7 +393,8 @@ Status Framework::RunPreScorePluginsUntimed(CycleState& state, const PodInfo& po
 Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo& pod,
                                          const std::vector<const NodeInfo*>& nodes,
                                          std::vector<int64_t>* totals,
-                                         std::vector<PluginScores>* by_plugin) {
+                                         std::vector<PluginScores>* by_plugin,
+                                         NodeResultCache* cache) {
   totals->assign(nodes.size(), 0);
   if (by_plugin != nullptr) by_plugin->clear();
   std::vector<WeightedScorePlugin> active;
@@ -403,11 +404,38 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
   if (active.empty() || nodes.empty()) return Status();
   const size_t n = nodes.size();
   std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(n));
+  // With a usable cache only the nodes it does not hold are scored.
+  std::vector<int> to_score;
+  std::vector<NodeResultCache::Entry*> entries;
+  if (cache != nullptr) {
+    std::vector<ScorePlugin*> plugins;
+    plugins.reserve(active.size());
+    for (const WeightedScorePlugin& w : active) plugins.push_back(w.plugin);
+    if (!cache->PrepareScore(pod, plugins)) cache = nullptr;
+  }
+  if (cache != nullptr) {
+    cache->Reserve(n);
+    entries.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      NodeResultCache::Entry& e = cache->At(*nodes[i]);
+      entries[i] = &e;
+      if (!e.scored) {
+        to_score.push_back(static_cast<int>(i));
+        continue;
+      }
+      for (size_t k = 0; k < active.size(); ++k)
+        scores[k][i] = NodeScore{nodes[i]->name(), e.raw[k]};
+    }
+    cache->counters().score_hits += static_cast<int64_t>(n - to_score.size());
+    cache->counters().score_misses += static_cast<int64_t>(to_score.size());
+  }
+  const int to_run = cache != nullptr ? static_cast<int>(to_score.size()) : static_cast<int>(n);
   std::mutex err_mu;
   Status first_error;
   std::atomic<bool> failed{false};
-  parallelizer_.Until(static_cast<int>(n), [&](int i) {
+  parallelizer_.Until(to_run, [&](int j) {
     if (failed.load(std::memory_order_relaxed)) return;
+    const int i = cache != nullptr ? to_score[static_cast<size_t>(j)] : j;
     for (size_t k = 0; k < active.size(); ++k) {
       int64_t s = 0;
       Status st = active[k].plugin->Score(state, pod, *nodes[i], &s);
@@ -424,6 +452,12 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
     }
   });
   if (failed.load()) return first_error;
+  for (int i : to_score) {
+    NodeResultCache::Entry& e = *entries[static_cast<size_t>(i)];
+    e.raw.resize(active.size());
+    for (size_t k = 0; k < active.size(); ++k) e.raw[k] = scores[k][static_cast<size_t>(i)].score;
+    e.scored = true;
+  }
   for (size_t k = 0; k < active.size(); ++k) {
     ScorePlugin* p = active[k].plugin;
     if (p->HasNormalizeScore()) {
@@ -547,9 +581,9 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   std::vector<int64_t>* totals,
-                                  std::vector<PluginScores>* by_plugin) {
+                                  std::vector<PluginScores>* by_plugin, NodeResultCache* cache) {
   return Timed(
-      "Score", [&] { return RunScorePluginsUntimed(state, pod, nodes, totals, by_plugin); },
+      "Score", [&] { return RunScorePluginsUntimed(state, pod, nodes, totals, by_plugin, cache); },
       StatusCode);
 }
 

@@ -20,6 +20,7 @@
 #include "gantry/handle.h"
 #include "gantry/plugin.h"
 #include "gantry/registry.h"
+#include "src/framework/node_result_cache.h"
 #include "src/framework/parallelize.h"
 #include "src/state/snapshot.h"
 
@@ -129,9 +130,13 @@ class Framework final : public FrameworkHandle {
                             const std::vector<const NodeInfo*>& nodes);
   // Weighted, normalised totals per node (same order as `nodes`). With
   // `by_plugin`, also each active plugin's weighted, normalised scores (explain).
+  // With `cache` (prepared for `pod` by its PrepareFilter), raw scores of
+  // nodes it holds are taken from it and the others are stored in it, when
+  // every active score plugin is node-local for `pod`; the totals are the same.
   Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
                          const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals,
-                         std::vector<PluginScores>* by_plugin = nullptr);
+                         std::vector<PluginScores>* by_plugin = nullptr,
+                         NodeResultCache* cache = nullptr);
   Status RunReservePlugins(CycleState& state, const PodInfo& pod, std::string_view node);
   void RunUnreservePlugins(CycleState& state, const PodInfo& pod, std::string_view node);
   Status RunPermitPlugins(CycleState& state, const PodInfo& pod, std::string_view node);
@@ -228,8 +233,9 @@ class Framework final : public FrameworkHandle {
   PostFilterResult RunPostFilterPluginsUntimed(CycleState& state, const PodInfo& pod, const NodeToStatus& filtered);
   Status RunPreScorePluginsUntimed(CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& nodes);
   Status RunScorePluginsUntimed(const CycleState& state, const PodInfo& pod,
-                                const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals,
-                                std::vector<PluginScores>* by_plugin);
+                                const std::vector<const NodeInfo*>& nodes,
+                                std::vector<int64_t>* totals, std::vector<PluginScores>* by_plugin,
+                                NodeResultCache* cache);
   Status RunReservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
   void RunUnreservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
   Status RunPermitPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);

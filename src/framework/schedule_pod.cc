@@ -59,7 +59,8 @@ std::string FitError::Message() const {
 
 Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& pod,
                               const state::Snapshot& snapshot, ScheduleResult* result,
-                              FitError* fit_error, const std::vector<NodeInfo*>* restrict_to) {
+                              FitError* fit_error, const std::vector<NodeInfo*>* restrict_to,
+                              NodeResultCache* cache) {
   const std::vector<NodeInfo*>& all = restrict_to != nullptr ? *restrict_to : snapshot.NodeInfos();
   const int num_all = static_cast<int>(all.size());
   fit_error->num_all_nodes = num_all;
@@ -108,15 +109,41 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   Status first_error;
   int evaluated = 0;
   const std::vector<FilterPlugin*> active_filters = fw.ActiveFilterPlugins(state);
+  if (cache != nullptr && !cache->PrepareFilter(&fw, pod, active_filters)) cache = nullptr;
+  std::vector<int>& misses = miss_scratch_;  // wave positions the cache does not hold
+  std::vector<NodeResultCache::Entry*>& entries = entry_scratch_;
   while (evaluated < n && static_cast<int>(feasible.size()) < to_find) {
     const int wave = std::min(n - evaluated, to_find - static_cast<int>(feasible.size()));
     const int base = evaluated;
     verdict.assign(static_cast<size_t>(wave), 0);
     if (statuses.size() < static_cast<size_t>(wave)) statuses.resize(static_cast<size_t>(wave));
-    fw.parallelizer().Until(wave, [&](int k) {
+    auto node_at = [&](int k) {
+      return (*candidates)[(start + static_cast<size_t>(base + k)) % static_cast<size_t>(n)];
+    };
+    misses.clear();
+    if (cache != nullptr) {
+      cache->Reserve(static_cast<size_t>(wave));
+      entries.resize(static_cast<size_t>(wave));
+      for (int k = 0; k < wave; ++k) {
+        NodeResultCache::Entry& e = cache->At(*node_at(k));
+        entries[static_cast<size_t>(k)] = &e;
+        if (e.verdict == NodeResultCache::Entry::Verdict::kFits) {
+          verdict[static_cast<size_t>(k)] = 1;
+        } else if (e.verdict == NodeResultCache::Entry::Verdict::kRejected) {
+          verdict[static_cast<size_t>(k)] = 2;
+          statuses[static_cast<size_t>(k)] = e.status;
+        } else {
+          misses.push_back(k);
+        }
+      }
+      cache->counters().filter_hits += wave - static_cast<int64_t>(misses.size());
+      cache->counters().filter_misses += static_cast<int64_t>(misses.size());
+    }
+    const int to_run = cache != nullptr ? static_cast<int>(misses.size()) : wave;
+    fw.parallelizer().Until(to_run, [&](int j) {
       if (had_error.load(std::memory_order_relaxed)) return;
-      const size_t idx = (start + static_cast<size_t>(base + k)) % static_cast<size_t>(n);
-      Status fst = fw.RunFilterPlugins(active_filters, state, pod, *(*candidates)[idx]);
+      const int k = cache != nullptr ? misses[static_cast<size_t>(j)] : j;
+      Status fst = fw.RunFilterPlugins(active_filters, state, pod, *node_at(k));
       if (fst.IsSuccess()) {
         verdict[static_cast<size_t>(k)] = 1;
       } else if (fst.IsError()) {
@@ -128,6 +155,15 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
       }
     });
     if (had_error.load()) return first_error;
+    for (int k : misses) {
+      NodeResultCache::Entry& e = *entries[static_cast<size_t>(k)];
+      if (verdict[static_cast<size_t>(k)] == 1) {
+        e.verdict = NodeResultCache::Entry::Verdict::kFits;
+      } else {
+        e.verdict = NodeResultCache::Entry::Verdict::kRejected;
+        e.status = statuses[static_cast<size_t>(k)];
+      }
+    }
     for (int k = 0; k < wave; ++k) {
       const size_t pos = static_cast<size_t>(base + k);
       const NodeInfo* node = (*candidates)[(start + pos) % static_cast<size_t>(n)];
@@ -160,7 +196,7 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   st = fw.RunPreScorePlugins(state, pod, feasible);
   if (!st.IsSuccess()) return st;
   std::vector<int64_t> totals;
-  st = fw.RunScorePlugins(state, pod, feasible, &totals);
+  st = fw.RunScorePlugins(state, pod, feasible, &totals, nullptr, cache);
   if (!st.IsSuccess()) return st;
 
   // selectHost: the maximum total; ties broken uniformly by reservoir sampling.

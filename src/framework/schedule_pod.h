@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "gantry/plugin.h"
 #include "src/framework/framework.h"
+#include "src/framework/node_result_cache.h"
 #include "src/state/snapshot.h"
 
 namespace gantry::framework {
@@ -57,9 +58,13 @@ class PodScheduler {
   // or an error status. Does not run PostFilter (the caller decides).
   // `restrict_to` (optional) limits the attempt to those nodes, e.g. one
   // topology domain of a group placement; FitError counts only them.
+  // `cache` (optional) serves and keeps per-node Filter verdicts and raw
+  // scores for pods of one spec (node_result_cache.h); the result, the
+  // FitError and the tie-breaking draws are those of a run without it.
   Status Schedule(Framework& fw, CycleState& state, const PodInfo& pod,
                   const state::Snapshot& snapshot, ScheduleResult* result, FitError* fit_error,
-                  const std::vector<NodeInfo*>* restrict_to = nullptr);
+                  const std::vector<NodeInfo*>* restrict_to = nullptr,
+                  NodeResultCache* cache = nullptr);
 
  private:
   int32_t global_percentage_;
@@ -68,6 +73,8 @@ class PodScheduler {
   // Per-wave scratch space reused across attempts.
   std::vector<uint8_t> verdict_scratch_;
   std::vector<Status> status_scratch_;
+  std::vector<int> miss_scratch_;
+  std::vector<NodeResultCache::Entry*> entry_scratch_;
 };
 
 }  // namespace gantry::framework

@@ -232,13 +232,15 @@ class Placer {
  public:
   Placer(framework::PodScheduler& algorithm, framework::Framework& fw, state::Snapshot& snapshot,
          const std::vector<framework::QueuedPodInfo>& members, std::vector<TreeNode>& tree,
-         TopologyDomainCache& domain_cache)
+         TopologyDomainCache& domain_cache, framework::NodeResultCache& node_results,
+         bool reuse_node_results)
       : algorithm_(algorithm),
         fw_(fw),
         snapshot_(snapshot),
         members_(members),
         tree_(tree),
-        domain_cache_(domain_cache) {
+        domain_cache_(domain_cache),
+        node_results_(reuse_node_results ? &node_results : nullptr) {
     slots_.resize(members.size());
   }
 
@@ -455,7 +457,7 @@ class Placer {
         framework::ScheduleResult result;
         framework::FitError fit;
         Status st = algorithm_.Schedule(fw_, *mt.state, pod, snapshot_, &result, &fit,
-                                        replay_ != nullptr ? &only : &nodes);
+                                        replay_ != nullptr ? &only : &nodes, node_results_);
         if (st.IsSuccess()) {
           framework::NodeInfo* host = snapshot_.GetMutable(result.suggested_host);
           Status rs = fw_.RunReservePlugins(*mt.state, pod, result.suggested_host);
@@ -497,6 +499,9 @@ class Placer {
   std::vector<TreeNode>& tree_;
   TopologyDomainCache& domain_cache_;
   std::vector<MemberTrial> slots_;
+  // Filter verdicts and raw scores per node, shared by members of one spec
+  // (null: every member filters and scores from scratch).
+  framework::NodeResultCache* node_results_;
   std::vector<size_t> applied_;  // members on the overlay, in placement order
   std::vector<Outcome> last_ = std::vector<Outcome>(tree_.size());  // last recorded outcome per group
   const Replay* replay_ = nullptr;  // set while a winning trial is replayed
@@ -689,7 +694,13 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
   state_.UpdateSnapshot(&snapshot_);
   fw->SetSnapshot(&snapshot_);
   if (domain_cache_ == nullptr) domain_cache_ = std::make_shared<TopologyDomainCache>();
-  Placer placer(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_);
+  if (node_results_version_ != snapshot_.nodes_version() || !reuse_node_results_) {
+    // Results hold while the snapshot has the same nodes (plus generations).
+    node_results_.Clear();
+    node_results_version_ = snapshot_.nodes_version();
+  }
+  Placer placer(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_, node_results_,
+                reuse_node_results_);
   Outcome outcome;
   {
     // Room nominated to other preemptors of >= priority stays theirs (group_preemption.h).
@@ -723,7 +734,8 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
       GroupPlacer tree_placer;
       tree_placer.place = [&](const NodeList& nodes) {
         trial =
-            std::make_unique<Placer>(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_);
+            std::make_unique<Placer>(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_,
+                                     node_results_, /*reuse_node_results=*/false);
         const Outcome o = trial->Place(0, nodes);
         GroupPlacement r{{}, o.satisfied, o.placed, o.failure};
         for (const MemberTrial& mt : trial->slots()) r.nodes.push_back(mt.node);

@@ -167,6 +167,11 @@ class Scheduler {
     std::erase(observers_, observer);
   }
   framework::Framework* Profile(std::string_view scheduler_name) const;
+  // Whether group cycles reuse per-node Filter / Score results between
+  // members of one spec (framework::NodeResultCache; on by default). The
+  // placements are the same either way; off is for comparing and diagnosing.
+  void SetNodeResultReuse(bool on) { reuse_node_results_ = on; }
+  const framework::NodeResultCache& node_results() const { return node_results_; }
   const std::vector<std::unique_ptr<framework::Framework>>& profiles() const { return profiles_; }
 
  private:
@@ -276,6 +281,12 @@ class Scheduler {
   // Topology domains of the snapshot's nodes per label key, reused by group
   // cycles while no node is added, removed or relabelled (group_cycle.cc).
   std::shared_ptr<TopologyDomainCache> domain_cache_;
+  // Per-node Filter verdicts and raw scores shared by group members of one
+  // spec, across group cycles while snapshot_ keeps its nodes_version (every
+  // other change moves the changed NodeInfos' generations).
+  framework::NodeResultCache node_results_;
+  uint64_t node_results_version_ = 0;
+  bool reuse_node_results_ = true;
 
   // Binding workers (live mode).
   std::mutex bind_mu_;

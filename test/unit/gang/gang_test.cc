@@ -699,5 +699,71 @@ TEST(GangReportTest, SimulateReportListsPodGroups) {
   EXPECT_EQ(g["domain"].get<std::string>().rfind("example.com/rack=r", 0), 0u) << g.dump();
   EXPECT_EQ(j["podgroups"]["ml/big"]["scheduled"], false);
 }
+
+// ---- Per-node result reuse (framework::NodeResultCache) ---------------------
+
+// Reusing Filter / Score results between members of one spec never changes a
+// placement, a failure or a group outcome, and the cases do reuse.
+TEST(GangReuseTest, SamePlacementsWithAndWithoutNodeResultReuse) {
+  struct Case {
+    std::string name;
+    std::string yaml;
+  };
+  std::vector<Case> cases;
+  {
+    // Racks under contention: gangs of 3-5 with and without topology, some
+    // too big, members finishing over time so later cycles see freed nodes.
+    std::string y;
+    for (int r = 0; r < 4; ++r) {
+      for (int n = 0; n < 3; ++n)
+        y += Node("n" + std::to_string(r) + std::to_string(n), "r" + std::to_string(r), 8);
+    }
+    for (int g = 0; g < 16; ++g) {
+      const std::string name = "g" + std::to_string(g);
+      const int size = 3 + g % 3;
+      y += Group(name, size, g % 2 == 0);
+      for (int i = 0; i < size; ++i)
+        y += Pod(name + "-" + std::to_string(i), name, 1 + g % 4, 20 + 10 * (g % 3));
+    }
+    cases.push_back({"racks under contention", y});
+  }
+  {
+    // A zone / rack tree and a gang whose leader has another spec.
+    std::string y = TwoZones() + Composite("root", 2, "example.com/zone");
+    for (const char* leaf : {"a", "b"}) {
+      y += Leaf(leaf, 3, "root", "example.com/rack");
+      for (int i = 0; i < 3; ++i) y += Pod(std::string(leaf) + "-" + std::to_string(i), leaf, 2);
+    }
+    y += Group("job", 6, false) + Pod("job-leader", "job", 1);
+    for (int i = 0; i < 5; ++i) y += Pod("job-w" + std::to_string(i), "job", 3);
+    for (int i = 0; i < 6; ++i) y += Pod("loose-" + std::to_string(i), "", 1);
+    cases.push_back({"tree, leader and workers, loose pods", y});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine on(5), off(5);
+    off.sched().SetNodeResultReuse(false);
+    const sim::SimulationResult a = on.Run(c.yaml);
+    const sim::SimulationResult b = off.Run(c.yaml);
+    EXPECT_GT(a.scheduled, 0);
+    EXPECT_EQ(a.placements, b.placements);
+    EXPECT_EQ(a.failures, b.failures);
+    EXPECT_EQ(a.scheduled, b.scheduled);
+    ASSERT_EQ(a.podgroups.size(), b.podgroups.size());
+    for (const auto& [key, g] : a.podgroups) {
+      const auto& h = b.podgroups.at(key);
+      EXPECT_EQ(g.scheduled, h.scheduled) << key;
+      EXPECT_EQ(g.placed, h.placed) << key;
+      EXPECT_EQ(g.domain, h.domain) << key;
+      EXPECT_EQ(g.message, h.message) << key;
+    }
+    const framework::NodeResultCache::Counters& used = on.sched().node_results().counters();
+    EXPECT_GT(used.filter_hits, 0);
+    EXPECT_GT(used.score_hits, 0);
+    const framework::NodeResultCache::Counters& none = off.sched().node_results().counters();
+    EXPECT_EQ(none.filter_hits + none.filter_misses, 0);
+  }
+}
+
 }  // namespace
 }  // namespace gantry

@@ -1,0 +1,79 @@
+#include "src/framework/node_result_cache.h"
+
+namespace gantry::framework {
+namespace {
+
+// The NodeLocalPlugin side of each plugin (null when it has none).
+template <typename P>
+std::vector<const NodeLocalPlugin*> Locals(const std::vector<P*>& plugins) {
+  std::vector<const NodeLocalPlugin*> out;
+  out.reserve(plugins.size());
+  for (P* p : plugins) out.push_back(dynamic_cast<const NodeLocalPlugin*>(p));
+  return out;
+}
+
+// Whether every plugin says its per-node results for `a` and `b` are equal.
+bool AllSame(const std::vector<const NodeLocalPlugin*>& locals, const PodInfo& a,
+             const PodInfo& b) {
+  for (const NodeLocalPlugin* l : locals) {
+    if (l == nullptr || !l->SameNodeResults(a, b)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool NodeResultCache::PrepareFilter(const void* owner, const PodInfo& pod,
+                                    const std::vector<FilterPlugin*>& filters) {
+  // Equal results to the held pod's imply node-local results for `pod`.
+  if (owner_ == owner && pod_.has_value() && filters_ == filters &&
+      AllSame(filter_locals_, *pod_, pod)) {
+    return true;
+  }
+  std::vector<const NodeLocalPlugin*> locals = Locals(filters);
+  if (!AllSame(locals, pod, pod)) return false;
+  Clear();
+  owner_ = owner;
+  pod_.emplace(pod);
+  filters_ = filters;
+  filter_locals_ = std::move(locals);
+  return true;
+}
+
+bool NodeResultCache::PrepareScore(const PodInfo& pod, const std::vector<ScorePlugin*>& scores) {
+  if (!pod_.has_value()) return false;
+  if (scores == scores_) return AllSame(score_locals_, *pod_, pod);
+  std::vector<const NodeLocalPlugin*> locals = Locals(scores);
+  if (!AllSame(locals, *pod_, pod)) return false;
+  for (auto& [node, e] : entries_) {
+    e.scored = false;
+    e.raw.clear();
+  }
+  scores_ = scores;
+  score_locals_ = std::move(locals);
+  return true;
+}
+
+NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node) {
+  Entry& e = entries_[&node];
+  if (e.generation != node.generation()) {
+    e.generation = node.generation();
+    e.verdict = Entry::Verdict::kUnknown;
+    e.status = Status();
+    e.scored = false;
+    e.raw.clear();
+  }
+  return e;
+}
+
+void NodeResultCache::Clear() {
+  owner_ = nullptr;
+  pod_.reset();
+  filters_.clear();
+  filter_locals_.clear();
+  scores_.clear();
+  score_locals_.clear();
+  entries_.clear();
+}
+
+}  // namespace gantry::framework

@@ -1,0 +1,80 @@
+// Per-node Filter verdicts and raw Score results of PodScheduler::Schedule,
+// kept for the next pods of the same spec (framework::NodeLocalPlugin).
+//
+// A cached result of node N is served while N's NodeInfo keeps the
+// generation it had when the result was computed (every NodeInfo mutation
+// moves the generation), to a pod for which every active Filter (and, for
+// scores, every active Score) plugin implements NodeLocalPlugin and says its
+// results equal those of the pod the cache holds. A pod of another spec
+// starts the cache over; a pod whose results are not node-local does not use
+// it. The owner chooses the scope and clears the cache when the snapshot's
+// nodes change (Snapshot::nodes_version): the scheduler keeps one for its
+// group cycles, so a stream of gangs made from one template filters and
+// scores each node once plus the nodes that changed since.
+//
+// Not thread-safe: one scheduling thread uses a cache at a time.
+#ifndef GANTRY_SRC_FRAMEWORK_NODE_RESULT_CACHE_H_
+#define GANTRY_SRC_FRAMEWORK_NODE_RESULT_CACHE_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "gantry/plugin.h"
+
+namespace gantry::framework {
+
+class NodeResultCache {
+ public:
+  // One node's results, valid for `generation`.
+  struct Entry {
+    uint64_t generation = 0;
+    enum class Verdict : uint8_t { kUnknown, kFits, kRejected } verdict = Verdict::kUnknown;
+    Status status;  // the rejection, when kRejected
+    bool scored = false;
+    absl::InlinedVector<int64_t, 6> raw;  // per score plugin of score_plugins(), when scored
+  };
+
+  // Prepares the cache for `pod` scheduled by `owner` (the Framework) with
+  // `filters` active: keeps the entries when they were computed for a pod
+  // with the same results, else starts over for `pod`. False (the cache is
+  // left as it is and must not be used for this pod) when some active filter
+  // does not say its results for `pod` are node-local.
+  bool PrepareFilter(const void* owner, const PodInfo& pod,
+                     const std::vector<FilterPlugin*>& filters);
+  // After PrepareFilter returned true for `pod`: prepares the raw scores for
+  // the `scores` active after PreScore (forgetting scores kept for another
+  // set). False when some of them is not node-local for `pod`.
+  bool PrepareScore(const PodInfo& pod, const std::vector<ScorePlugin*>& scores);
+
+  // The entry of `node`, emptied first when the node changed since. Entry
+  // references stay valid until the next insertion; call Reserve(n) before
+  // taking n of them.
+  Entry& At(const NodeInfo& node);
+  void Reserve(size_t more) { entries_.reserve(entries_.size() + more); }
+
+  void Clear();
+  // Nodes served from the cache / evaluated, by Filter and by Score (tests
+  // and benchmarks read them).
+  struct Counters {
+    int64_t filter_hits = 0, filter_misses = 0, score_hits = 0, score_misses = 0;
+  };
+  Counters& counters() { return counters_; }
+  const Counters& counters() const { return counters_; }
+
+ private:
+  const void* owner_ = nullptr;
+  std::optional<PodInfo> pod_;  // the spec the entries were computed for
+  std::vector<FilterPlugin*> filters_;
+  std::vector<const NodeLocalPlugin*> filter_locals_;  // filters_ as NodeLocalPlugins
+  std::vector<ScorePlugin*> scores_;
+  std::vector<const NodeLocalPlugin*> score_locals_;
+  absl::flat_hash_map<const NodeInfo*, Entry> entries_;
+  Counters counters_;
+};
+
+}  // namespace gantry::framework
+
+#endif  // GANTRY_SRC_FRAMEWORK_NODE_RESULT_CACHE_H_
