@@ -1007,6 +1007,11 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
       data.extended_allocation = std::move(data.reserved.back());
       data.reserved.pop_back();
     }
+    // The node is chosen: Filter's per-node solutions are dead weight from
+    // here on, and a pod waiting for a binding worker would hold them (one
+    // slot per node, ~0.5 KB each).
+    absl::flat_hash_map<std::string, dra::NodeAllocation>().swap(data.shared->node_allocations);
+    absl::flat_hash_map<std::string, uint64_t>().swap(data.shared->node_masks);
   }
   data.reserved_node = std::string(node);
   if (data.extended_chosen.claim != nullptr && dra != nullptr) {
