@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -97,6 +98,7 @@ struct ExtendedVariant {
   std::shared_ptr<const api::ResourceClaim> claim;
   std::vector<framework::ExtendedResourceClaimStatus::RequestMapping> mappings;
   std::shared_ptr<const dra::Allocator> allocator;
+  uint64_t spec = 0;  // the allocator's NodeMemo spec (0: no memo)
 };
 
 struct Shared {
@@ -105,8 +107,9 @@ struct Shared {
   std::map<uint64_t, ExtendedVariant> variants;
   absl::flat_hash_map<std::string, uint64_t>
       node_masks;  // Filter's mask per feasible node (non-zero only)
-  // Filter's solution per node (compact; materialized for the node Reserve picks).
-  absl::flat_hash_map<std::string, dra::NodeAllocation> node_allocations;
+  // Filter's solution per node (compact; materialized for the node Reserve
+  // picks); shared with the NodeMemo.
+  absl::flat_hash_map<std::string, std::shared_ptr<const dra::NodeAllocation>> node_allocations;
   absl::flat_hash_set<size_t> unavailable;  // allocated claims that did not fit some node
 };
 
@@ -132,6 +135,10 @@ struct CycleData final : framework::StateData {
   std::vector<api::AllocationResult> held;
   // The view the allocators search: `base`, or `base` with `released` free.
   std::shared_ptr<const state::DraSnapshot> view;
+  // The NodeMemo's view of `view` and the spec of `allocator`; null / 0 when
+  // outcomes are not reused (memo off, or a preemption what-if view).
+  std::shared_ptr<const dra::NodeMemo::View> memo;
+  uint64_t spec = 0;
   // Extended resources backed by DRA: the pod's requested resources that a
   // DeviceClass serves, sorted by name (at most 64, one mask bit each).
   struct ExtendedResource {
@@ -503,7 +510,8 @@ std::vector<CycleData::ExtendedResource> ExtendedResources(const api::Pod& pod,
 // The variant of `mask` (made once per mask and cycle; Filter calls this in
 // parallel). NotFound when a class the claim names is gone.
 absl::StatusOr<const ExtendedVariant*> VariantFor(const CycleData& data, const api::Pod& pod,
-                                                  uint64_t mask, const dra::Features& features) {
+                                                  uint64_t mask, const dra::Features& features,
+                                                  dra::NodeMemo* memo) {
   std::lock_guard<std::mutex> lock(data.shared->mu);
   auto it = data.shared->variants.find(mask);
   if (it != data.shared->variants.end()) return &it->second;
@@ -516,6 +524,7 @@ absl::StatusOr<const ExtendedVariant*> VariantFor(const CycleData& data, const a
   auto allocator = dra::Allocator::Create(opts, data.view, std::move(claims));
   if (!allocator.ok()) return allocator.status();
   v.allocator = std::move(*allocator);
+  if (memo != nullptr && data.memo != nullptr) v.spec = memo->SpecOf(*v.allocator);
   return &data.shared->variants.emplace(mask, std::move(v)).first->second;
 }
 
@@ -606,7 +615,19 @@ nlohmann::json DynamicResourcesArgs::ToJson() const {
 
 DynamicResources::DynamicResources(DynamicResourcesArgs args, framework::FrameworkHandle& handle,
                                    dra::Features features)
-    : args_(args), handle_(handle), features_(features) {}
+    : args_(args), handle_(handle), features_(features) {
+  const char* env = std::getenv("GANTRY_DRA_NODE_MEMO");
+  const std::string_view v = env != nullptr ? env : "";
+  SetNodeMemo(!(v == "off" || v == "0" || v == "false"));
+}
+
+void DynamicResources::SetNodeMemo(bool on) {
+  if (!on) {
+    memo_.reset();
+  } else if (memo_ == nullptr) {
+    memo_ = std::make_unique<dra::NodeMemo>();
+  }
+}
 
 Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) {
   if (pod.p().resource_claims.empty()) return Status();
@@ -709,6 +730,11 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
     }
     data->allocator = std::move(*allocator);
   }
+  if (memo_ != nullptr && data->view != nullptr) {
+    data->memo = memo_->Begin(data->view, nodes.size());
+    if (data->memo != nullptr && data->allocator != nullptr)
+      data->spec = memo_->SpecOf(*data->allocator);
+  }
   state.Write(kCycleKey, std::move(data));
   return Status();
 }
@@ -718,6 +744,9 @@ Status DynamicResources::RebuildAllocator(framework::CycleState& state) {
   if (!read.ok()) return Status::Error(std::string(read.status().message()));
   CycleData& data = **read;
   data.view = ViewOf(data);
+  // A what-if view: its outcomes are not reused nor kept.
+  data.memo = nullptr;
+  data.spec = 0;
   if (!data.to_allocate.empty()) {
     auto allocator = MakeAllocator(data, features_);
     if (!allocator.ok()) return Status::Error(std::string(allocator.status().message()));
@@ -830,26 +859,40 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
   // allocated through their DeviceClass, with the pod's claims.
   const uint64_t mask = ExtendedMask(data, node);
   const dra::Allocator* allocator = data.allocator.get();
+  uint64_t spec = data.spec;
   if (mask != 0) {
-    absl::StatusOr<const ExtendedVariant*> v = VariantFor(data, pod.p(), mask, features_);
+    absl::StatusOr<const ExtendedVariant*> v =
+        VariantFor(data, pod.p(), mask, features_, memo_.get());
     if (!v.ok()) {
       if (absl::IsNotFound(v.status()))
         return Status::Unresolvable(std::string(v.status().message()));
       return Status::Error(std::string(v.status().message()));
     }
     allocator = (*v)->allocator.get();
+    spec = (*v)->spec;
   }
   if (allocator == nullptr) return Status();
-  auto deadline = std::chrono::steady_clock::time_point::max();
-  if (args_.filter_timeout_micros > 0) {
-    deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(args_.filter_timeout_micros);
+  // The outcome an allocator of the same spec found on this node, while
+  // nothing it depends on changed (src/dra/node_memo.h); else a search.
+  const bool memo = memo_ != nullptr && data.memo != nullptr && spec != 0;
+  std::shared_ptr<const dra::NodeAllocation> out;
+  if (memo) out = memo_->Find(*data.memo, spec, n);
+  const bool reused = out != nullptr;
+  if (!reused) {
+    auto deadline = std::chrono::steady_clock::time_point::max();
+    const auto alloc_start = std::chrono::steady_clock::now();
+    if (args_.filter_timeout_micros > 0)
+      deadline = alloc_start + std::chrono::microseconds(args_.filter_timeout_micros);
+    auto computed = std::make_shared<dra::NodeAllocation>(
+        allocator->Allocate(*n, deadline, /*materialize=*/false));
+    static server::Histogram& alloc_seconds = server::GlobalMetrics().dra_allocation_duration.Get();
+    alloc_seconds.Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - alloc_start).count());
+    out = std::move(computed);
+    if (memo) memo_->Store(*data.memo, spec, node.node_ptr(), out);
   }
-  const auto alloc_start = std::chrono::steady_clock::now();
-  dra::NodeAllocation out = allocator->Allocate(*n, deadline, /*materialize=*/false);
-  static server::Histogram& alloc_seconds = server::GlobalMetrics().dra_allocation_duration.Get();
-  alloc_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - alloc_start).count());
   using R = dra::NodeAllocation::Result;
-  switch (out.result) {
+  switch (out->result) {
     case R::kSuccess: {
       std::lock_guard<std::mutex> lock(data.shared->mu);
       data.shared->node_allocations.insert_or_assign(n->meta.name, std::move(out));
@@ -857,12 +900,13 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
       return Status();
     }
     case R::kFatal:
-      return Status::Error(std::move(out.message));
+      return Status::Error(out->message);
     case R::kTimeout:
-      return Status::Unschedulable(gantry::StrCat("timed out trying to allocate devices: ", out.message));
+      return Status::Unschedulable(
+          gantry::StrCat("timed out trying to allocate devices: ", out->message));
     case R::kNodeError:
     case R::kUnsatisfiable:
-      return Status::Unschedulable(std::move(out.message));
+      return Status::Unschedulable(reused ? allocator->Restate(*out) : out->message);
   }
   return Status();
 }
@@ -922,7 +966,14 @@ Status DynamicResources::PreScore(framework::CycleState& state, const framework:
   if (pod.p().resource_claims.empty()) return Status::Skip();
   auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok() || !(*read)->allocator) return Status::Skip();
-  return Status();
+  // Only prioritized lists score (extended-resource requests never have
+  // subrequests): without one every node scores 0.
+  for (const auto& claim : (*read)->to_allocate) {
+    for (const api::DeviceRequest& r : claim->spec.requests) {
+      if (!r.first_available.empty()) return Status();
+    }
+  }
+  return Status::Skip();
 }
 
 Status DynamicResources::Score(const framework::CycleState& state, const framework::PodInfo& pod,
@@ -937,7 +988,7 @@ Status DynamicResources::Score(const framework::CycleState& state, const framewo
   std::lock_guard<std::mutex> lock(data.shared->mu);
   auto it = data.shared->node_allocations.find(gantry::AsAbsl(node.name()));
   if (it == data.shared->node_allocations.end()) return Status();
-  *score = it->second.prioritized_score;
+  *score = it->second->prioritized_score;
   return Status();
 }
 
@@ -1000,7 +1051,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
       return Status::Error(gantry::StrCat("no device allocation was computed for node ", node));
     }
     data.reserved =
-        allocator->Materialize(node, preferred.ok() ? preferred.solution : it->second.solution);
+        allocator->Materialize(node, preferred.ok() ? preferred.solution : it->second->solution);
     if (variant != nullptr) {
       // The extended-resource claim is the allocator's last claim.
       data.extended_chosen = *variant;
@@ -1010,7 +1061,8 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     // The node is chosen: Filter's per-node solutions are dead weight from
     // here on, and a pod waiting for a binding worker would hold them (one
     // slot per node, ~0.5 KB each).
-    absl::flat_hash_map<std::string, dra::NodeAllocation>().swap(data.shared->node_allocations);
+    absl::flat_hash_map<std::string, std::shared_ptr<const dra::NodeAllocation>>().swap(
+        data.shared->node_allocations);
     absl::flat_hash_map<std::string, uint64_t>().swap(data.shared->node_masks);
   }
   data.reserved_node = std::string(node);

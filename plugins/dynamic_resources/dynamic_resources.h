@@ -32,6 +32,7 @@
 #include "gantry/registry.h"
 #include "nlohmann/json.hpp"
 #include "src/dra/allocator.h"
+#include "src/dra/node_memo.h"
 
 namespace gantry::plugins::dynamic_resources {
 
@@ -125,6 +126,13 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
 
   const DynamicResourcesArgs& args() const { return args_; }
 
+  // Per-node allocation outcomes reused between pods whose claims ask for
+  // the same devices (src/dra/node_memo.h); on by default, off when the
+  // environment variable GANTRY_DRA_NODE_MEMO is "off", "0" or "false" at
+  // construction. Null when off.
+  void SetNodeMemo(bool on);
+  const dra::NodeMemo* node_memo() const { return memo_.get(); }
+
   // Waits `micros` between binding-condition polls; returns false when it
   // cannot wait (then PreBind stops waiting and fails). Without one, PreBind
   // sleeps for real unless the framework clock is a FakeClock (offline there
@@ -145,6 +153,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   framework::FrameworkHandle& handle_;
   dra::Features features_;
   PollWait poll_wait_;
+  std::unique_ptr<dra::NodeMemo> memo_;
   std::mutex group_claims_mu_;  // serializes PreBind writes of PodGroup-level claims
 };
 

@@ -2,6 +2,7 @@
 
 #include "gantry/util/strings.h"
 #include "gtest/gtest.h"
+#include "plugins/dynamic_resources/test_decode.h"
 #include "simdjson.h"
 #include "src/dra/device_preference.h"
 #include "src/state/dra_state.h"
@@ -11,17 +12,6 @@ namespace gantry::plugins::dynamic_resources {
 namespace {
 
 using framework::Code;
-
-template <typename T>
-std::shared_ptr<const T> Decode(std::string_view json, T (*fn)(api::Decoder&, api::JsonValue), std::string_view kind) {
-  simdjson::dom::parser parser;
-  api::JsonValue v;
-  EXPECT_EQ(parser.parse(json).get(v), simdjson::SUCCESS) << json;
-  api::Decoder d(kind);
-  T obj = fn(d, v);
-  EXPECT_TRUE(d.ok()) << d.error()->ToString();
-  return std::make_shared<const T>(std::move(obj));
-}
 
 std::shared_ptr<const api::ResourceSlice> Slice(std::string_view node, int gpus) {
   std::string devs;

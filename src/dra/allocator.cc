@@ -964,7 +964,7 @@ NodeAllocation Search::Run(bool materialize) {
     const ClaimInfo& claim = impl_.claims[ci];
     for (size_t ri = 0; ri < claim.reqs.size(); ++ri) {
       const ReqInfo& req = claim.reqs[ri];
-      std::string first_reason;
+      std::string first_reason;  // starts with the claim's label
       bool any_ok = false;
       for (size_t a = 0; a < req.alts.size(); ++a) {
         const ReqSpec& rs = req.alts[a];
@@ -1003,9 +1003,11 @@ NodeAllocation Search::Run(bool materialize) {
         any_ok = true;
       }
       if (!any_ok) {
-        out.message = first_reason;
         out.result = saw_invalid_pool_ ? NodeAllocation::Result::kNodeError : NodeAllocation::Result::kUnsatisfiable;
-        if (saw_invalid_pool_) out.message = gantry::StrCat("invalid resource pools were encountered; ", out.message);
+        if (saw_invalid_pool_) out.message = "invalid resource pools were encountered; ";
+        out.labels.push_back({static_cast<uint32_t>(out.message.size()),
+                              static_cast<uint32_t>(claim.label.size()), static_cast<int32_t>(ci)});
+        out.message += first_reason;
         return out;
       }
     }
@@ -1030,17 +1032,28 @@ NodeAllocation Search::Run(bool materialize) {
       return out;
     }
     out.result = NodeAllocation::Result::kUnsatisfiable;
-    std::string what;
-    for (const ClaimInfo& c : impl_.claims) {
+    bool any_constraint = false;
+    for (const ClaimInfo& c : impl_.claims) any_constraint |= !c.constraints.empty();
+    if (!any_constraint) {
+      out.message =
+          "cannot allocate all claims: free matching devices are taken by other requests, counters "
+          "or capacity";
+      return out;
+    }
+    out.message = "cannot allocate all claims: no device combination satisfies ";
+    bool first = true;
+    for (size_t ci = 0; ci < impl_.claims.size(); ++ci) {
+      const ClaimInfo& c = impl_.claims[ci];
       for (const ConstraintInfo& k : c.constraints) {
-        if (!what.empty()) what += ", ";
-        what += gantry::StrCat(c.label, ": ", k.match ? "matchAttribute " : "distinctAttribute ", k.attribute.view());
+        if (!first) out.message += ", ";
+        first = false;
+        out.labels.push_back({static_cast<uint32_t>(out.message.size()),
+                              static_cast<uint32_t>(c.label.size()), static_cast<int32_t>(ci)});
+        gantry::StrAppend(&out.message, c.label, ": ",
+                          k.match ? "matchAttribute " : "distinctAttribute ", k.attribute.view());
       }
     }
-    out.message = what.empty()
-                      ? "cannot allocate all claims: free matching devices are taken by other requests, counters or capacity"
-                      : gantry::StrCat("cannot allocate all claims: no device combination satisfies ", what,
-                                       " (and counters, capacity, taints)");
+    out.message += " (and counters, capacity, taints)";
     return out;
   }
   out.result = NodeAllocation::Result::kSuccess;
@@ -1082,6 +1095,33 @@ NodeAllocation Allocator::Allocate(const api::Node& node, Clock::time_point dead
                                    absl::Span<const int32_t> preferred) const {
   Search s(*impl_, *snapshot_, node, deadline, preferred, ThreadScratch());
   return s.Run(materialize);
+}
+
+std::string Allocator::Restate(const NodeAllocation& from) const {
+  if (from.labels.empty()) return from.message;
+  std::string out;
+  size_t pos = 0;
+  for (const NodeAllocation::Label& l : from.labels) {
+    if (l.offset < pos || l.offset + l.length > from.message.size())
+      break;  // not this message's labels
+    out.append(from.message, pos, l.offset - pos);
+    if (l.claim >= 0 && static_cast<size_t>(l.claim) < impl_->claims.size()) {
+      out += impl_->claims[static_cast<size_t>(l.claim)].label;
+    } else {
+      out.append(from.message, l.offset, l.length);
+    }
+    pos = l.offset + l.length;
+  }
+  out.append(from.message, pos);
+  return out;
+}
+
+const AllocatorOptions& Allocator::options() const { return impl_->options; }
+
+size_t Allocator::num_claims() const { return impl_->claims.size(); }
+
+const std::shared_ptr<const api::ResourceClaim>& Allocator::claim(size_t i) const {
+  return impl_->claims[i].claim;
 }
 
 std::vector<api::AllocationResult> Allocator::Materialize(std::string_view node_name, const Solution& solution) const {

@@ -53,12 +53,14 @@ struct Features {
   bool device_taints = true;
   bool consumable_capacity = true;
   bool binding_conditions = true;
+  bool operator==(const Features&) const = default;
 };
 
 struct AllocatorOptions {
   Features features;
   // Upper bound on device attempts per node (a safety net behind pruning).
   int64_t max_steps = 2'000'000;
+  bool operator==(const AllocatorOptions&) const = default;
 };
 
 // The devices chosen on one node, compactly (no API objects): what Filter
@@ -96,6 +98,14 @@ struct NodeAllocation {
   // served by their subrequest i (upstream Score, before normalisation).
   int64_t prioritized_score = 0;
   std::string message;  // why not (kUnsatisfiable ...), or the error
+  // Where `message` names a claim ("claim ns/name"): the byte range and the
+  // claim's index, so that an allocator with equivalent claims can restate
+  // the message for its own (Allocator::Restate). In message order.
+  struct Label {
+    uint32_t offset = 0, length = 0;
+    int32_t claim = 0;
+  };
+  absl::InlinedVector<Label, 1> labels;
   int64_t steps = 0;
   bool ok() const { return result == Result::kSuccess; }
 };
@@ -130,7 +140,16 @@ class Allocator {
   // by this allocator.
   std::vector<api::AllocationResult> Materialize(std::string_view node_name, const Solution& solution) const;
 
+  // `from.message` (an outcome of an allocator whose claims ask for the same,
+  // claim by claim) with this allocator's claim names in place of those it
+  // names.
+  std::string Restate(const NodeAllocation& from) const;
+
   const state::DraSnapshot& snapshot() const { return *snapshot_; }
+  const AllocatorOptions& options() const;
+  // The claims being allocated, in order.
+  size_t num_claims() const;
+  const std::shared_ptr<const api::ResourceClaim>& claim(size_t i) const;
 
   struct Impl;
 

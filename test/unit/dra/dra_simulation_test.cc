@@ -1,5 +1,6 @@
 // End-to-end offline: slices + classes + a claim template + pods through
 // sim::RunSimulation with the default configuration (DynamicResources on).
+#include <cstdlib>
 #include <set>
 
 #include "bench/dra/workload.h"
@@ -298,6 +299,51 @@ status:
       2u);
   EXPECT_EQ(r.allocations.count("default/low-extended-resources-bcdfg"), 0u)
       << "deleted with its pod";
+}
+
+// DynamicResources reuses per-node outcomes between pods of one claim spec
+// (src/dra/node_memo.h): every decision must be the one made without it.
+TEST(DraSimulation, NodeMemoChangesNoDecision) {
+  auto without_timing = [](sim::SimulationResult r) {
+    nlohmann::json j = sim::ResultJson(r);
+    for (const char* k :
+         {"loop_seconds", "cpu_seconds", "pods_per_second", "attempt_latency_micros"})
+      j.erase(k);
+    return j;
+  };
+  // Extended resources on DRA and device-plugin nodes, pods that finish and
+  // free their devices for later ones.
+  std::string extended = std::string(kGpuClassServingExtendedResource) + GpuNode("dra-0", 4) +
+                         GpuNode("dra-1", 3) + GpuNode("plugin-0", 0, 4);
+  for (int i = 0; i < 12; ++i) {
+    extended += GpuPod("p" + std::to_string(i), 1 + i % 2,
+                       i % 3 == 0 ? ", annotations: {gantry.dev/run-duration-seconds: \"5\"}" : "");
+  }
+  struct Case {
+    const char* name;
+    std::string yaml;
+  } cases[] = {
+      {"one GPU per pod", bench::dra::WorkloadYaml({.nodes = 12, .gpus_per_node = 4, .pods = 56})},
+      {"GPU + NIC, matchAttribute",
+       bench::dra::WorkloadYaml({.nodes = 12, .gpus_per_node = 8, .pods = 104, .match_nic = true})},
+      {"firstAvailable",
+       bench::dra::WorkloadYaml(
+           {.nodes = 12, .gpus_per_node = 4, .pods = 56, .first_available = true})},
+      {"partitionable halves",
+       bench::dra::WorkloadYaml(
+           {.nodes = 6, .gpus_per_node = 4, .pods = 56, .partitionable = true})},
+      {"extended resources, pods finishing", extended},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    setenv("GANTRY_DRA_NODE_MEMO", "off", 1);
+    const nlohmann::json off = without_timing(RunYaml(c.yaml));
+    unsetenv("GANTRY_DRA_NODE_MEMO");
+    const nlohmann::json on = without_timing(RunYaml(c.yaml));
+    EXPECT_EQ(on, off) << "memo on:\n" << on.dump(1) << "\nmemo off:\n" << off.dump(1);
+    EXPECT_GT(off["unschedulable"].get<int64_t>() + off["completed"].get<int64_t>(), 0)
+        << "a case that fills up";
+  }
 }
 
 }  // namespace
