@@ -528,6 +528,44 @@ absl::StatusOr<const ExtendedVariant*> VariantFor(const CycleData& data, const a
   return &data.shared->variants.emplace(mask, std::move(v)).first->second;
 }
 
+// The allocator Filter used on `node` (the extended-resource variant of the
+// node's mask, else the pod's claims alone; null: the node's device plugins
+// serve everything) and its NodeMemo spec.
+struct NodeAllocator {
+  const ExtendedVariant* variant = nullptr;
+  std::shared_ptr<const dra::Allocator> allocator;
+  uint64_t spec = 0;
+};
+NodeAllocator AllocatorOn(const CycleData& data, std::string_view node) {
+  NodeAllocator out{nullptr, data.allocator, data.spec};
+  std::lock_guard<std::mutex> lock(data.shared->mu);
+  auto m = data.shared->node_masks.find(gantry::AsAbsl(node));
+  if (m != data.shared->node_masks.end()) {
+    out.variant = &data.shared->variants.at(m->second);
+    out.allocator = out.variant->allocator;
+    out.spec = out.variant->spec;
+  }
+  return out;
+}
+
+// Filter's successful outcome on `node` in this cycle, null when there is
+// none: from the per-cycle map, or from the node memo where Filter used it
+// (the same view validates the same entry).
+std::shared_ptr<const dra::NodeAllocation> FilterOutcome(const CycleData& data, dra::NodeMemo* memo,
+                                                         const NodeAllocator& na,
+                                                         std::string_view node,
+                                                         const api::Node* node_object) {
+  {
+    std::lock_guard<std::mutex> lock(data.shared->mu);
+    auto it = data.shared->node_allocations.find(gantry::AsAbsl(node));
+    if (it != data.shared->node_allocations.end()) return it->second;
+  }
+  if (memo == nullptr || data.memo == nullptr || na.spec == 0 || node_object == nullptr)
+    return nullptr;
+  std::shared_ptr<const dra::NodeAllocation> out = memo->Find(*data.memo, na.spec, node_object);
+  return out != nullptr && out->ok() ? out : nullptr;
+}
+
 }  // namespace
 
 BindingState CheckBindingConditions(const api::ResourceClaim& claim, int64_t now_micros, int64_t timeout_micros,
@@ -716,8 +754,9 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
         HoldNominated(*data, *np.pod, *np.node, dra, features_, args_.filter_timeout_micros);
     }
     data->view = ViewOf(*data);
-    // Filter inserts one solution per feasible node: no rehashing under the lock.
-    data->shared->node_allocations.reserve(nodes.size());
+    // Without the node memo Filter inserts one solution per feasible node:
+    // no rehashing under the lock.
+    if (memo_ == nullptr) data->shared->node_allocations.reserve(nodes.size());
   }
   if (!data->to_allocate.empty()) {
     auto allocator = MakeAllocator(*data, features_);
@@ -822,9 +861,11 @@ Status DynamicResources::AddPod(framework::CycleState& state, const framework::P
 
 Status DynamicResources::Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                                 const framework::NodeInfo& node) {
-  auto read = state.Read<CycleData>(kCycleKey);
-  if (!read.ok()) return Status::Error(std::string(read.status().message()));
-  CycleData& data = **read;
+  CycleData* read = state.Get<CycleData>(kCycleKey);
+  if (read == nullptr) {
+    return Status::Error(std::string(state.Read<CycleData>(kCycleKey).status().message()));
+  }
+  CycleData& data = *read;
   const api::Node* n = node.node();
   if (n == nullptr) return Status::Error("node not found");
   if (data.stale_extended != nullptr) {
@@ -894,9 +935,12 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
   using R = dra::NodeAllocation::Result;
   switch (out->result) {
     case R::kSuccess: {
-      std::lock_guard<std::mutex> lock(data.shared->mu);
-      data.shared->node_allocations.insert_or_assign(n->meta.name, std::move(out));
-      if (mask != 0) data.shared->node_masks.insert_or_assign(n->meta.name, mask);
+      if (!memo || mask != 0) {
+        // The memo holds the outcome for Score and Reserve (NodeOutcome).
+        std::lock_guard<std::mutex> lock(data.shared->mu);
+        if (!memo) data.shared->node_allocations.insert_or_assign(n->meta.name, std::move(out));
+        if (mask != 0) data.shared->node_masks.insert_or_assign(n->meta.name, mask);
+      }
       return Status();
     }
     case R::kFatal:
@@ -984,11 +1028,11 @@ Status DynamicResources::Score(const framework::CycleState& state, const framewo
   if (pod.p().resource_claims.empty()) return Status();
   CycleData* read = state.Get<CycleData>(kCycleKey);
   if (read == nullptr) return Status();  // PreFilter skipped: no claims
-  CycleData& data = *read;
-  std::lock_guard<std::mutex> lock(data.shared->mu);
-  auto it = data.shared->node_allocations.find(gantry::AsAbsl(node.name()));
-  if (it == data.shared->node_allocations.end()) return Status();
-  *score = it->second->prioritized_score;
+  const CycleData& data = *read;
+  const NodeAllocator na = AllocatorOn(data, node.name());
+  std::shared_ptr<const dra::NodeAllocation> out =
+      FilterOutcome(data, memo_.get(), na, node.name(), node.node());
+  if (out != nullptr) *score = out->prioritized_score;
   return Status();
 }
 
@@ -1016,42 +1060,43 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
   data.extended_chosen = ExtendedVariant{};
   // The allocator of the node's solution: the extended-resource variant
   // Filter used there, else the pod's claims alone.
-  const ExtendedVariant* variant = nullptr;
-  std::shared_ptr<const dra::Allocator> allocator = data.allocator;
-  {
-    std::lock_guard<std::mutex> lock(data.shared->mu);
-    auto m = data.shared->node_masks.find(gantry::AsAbsl(node));
-    if (m != data.shared->node_masks.end()) {
-      variant = &data.shared->variants.at(m->second);
-      allocator = variant->allocator;
-    }
-  }
+  const NodeAllocator na = AllocatorOn(data, node);
+  const ExtendedVariant* variant = na.variant;
+  const std::shared_ptr<const dra::Allocator>& allocator = na.allocator;
   if (allocator == nullptr)
     return Status();  // the node's device plugins serve the extended resources
+  const framework::NodeInfo* info = handle_.Snapshot().Get(node);
+  const api::Node* node_object = info != nullptr ? info->node() : nullptr;
+  auto deadline = [&] {
+    return args_.filter_timeout_micros > 0
+               ? std::chrono::steady_clock::now() +
+                     std::chrono::microseconds(args_.filter_timeout_micros)
+               : std::chrono::steady_clock::time_point::max();
+  };
   // A score plugin's device preference for this node (src/dra/device_preference.h):
   // allocate again with those devices tried first; Filter's solution otherwise.
   dra::NodeAllocation preferred;
   if (const dra::DevicePreference* pref = state.Get<dra::DevicePreference>(kPreferenceKey)) {
     const dra::DevicePreference::Devices devices =
         pref->Get(node, allocator->snapshot().inventory.get());
-    const framework::NodeInfo* info = devices.empty() ? nullptr : handle_.Snapshot().Get(node);
-    if (info != nullptr && info->node() != nullptr) {
-      auto deadline = std::chrono::steady_clock::time_point::max();
-      if (args_.filter_timeout_micros > 0) {
-        deadline = std::chrono::steady_clock::now() +
-                   std::chrono::microseconds(args_.filter_timeout_micros);
-      }
-      preferred = allocator->Allocate(*info->node(), deadline, /*materialize=*/false, devices);
+    if (!devices.empty() && node_object != nullptr) {
+      preferred = allocator->Allocate(*node_object, deadline(), /*materialize=*/false, devices);
     }
+  }
+  std::shared_ptr<const dra::NodeAllocation> filtered =
+      preferred.ok() ? nullptr : FilterOutcome(data, memo_.get(), na, node, node_object);
+  if (!preferred.ok() && filtered == nullptr && data.memo != nullptr && node_object != nullptr) {
+    // The memo no longer holds Filter's outcome (not expected within a
+    // cycle): search the node again, over the same view.
+    preferred = allocator->Allocate(*node_object, deadline(), /*materialize=*/false);
+  }
+  if (!preferred.ok() && filtered == nullptr) {
+    return Status::Error(gantry::StrCat("no device allocation was computed for node ", node));
   }
   {
     std::lock_guard<std::mutex> lock(data.shared->mu);
-    auto it = data.shared->node_allocations.find(gantry::AsAbsl(node));
-    if (it == data.shared->node_allocations.end()) {
-      return Status::Error(gantry::StrCat("no device allocation was computed for node ", node));
-    }
     data.reserved =
-        allocator->Materialize(node, preferred.ok() ? preferred.solution : it->second->solution);
+        allocator->Materialize(node, preferred.ok() ? preferred.solution : filtered->solution);
     if (variant != nullptr) {
       // The extended-resource claim is the allocator's last claim.
       data.extended_chosen = *variant;

@@ -1099,7 +1099,13 @@ NodeAllocation Allocator::Allocate(const api::Node& node, Clock::time_point dead
 
 std::string Allocator::Restate(const NodeAllocation& from) const {
   if (from.labels.empty()) return from.message;
+  size_t size = from.message.size();
+  for (const NodeAllocation::Label& l : from.labels) {
+    if (l.claim >= 0 && static_cast<size_t>(l.claim) < impl_->claims.size())
+      size += impl_->claims[static_cast<size_t>(l.claim)].label.size() - l.length;
+  }
   std::string out;
+  out.reserve(size);
   size_t pos = 0;
   for (const NodeAllocation::Label& l : from.labels) {
     if (l.offset < pos || l.offset + l.length > from.message.size())

@@ -203,7 +203,7 @@ std::shared_ptr<const NodeMemo::View> NodeMemo::Begin(
 void NodeMemo::SweepLocked() {
   const uint64_t era = era_ != nullptr ? era_->id : 0;
   for (Shard& sh : shards_) {
-    std::lock_guard<std::mutex> lock(sh.mu);
+    std::lock_guard<SpinLock> lock(sh.mu);
     // Entries of an old era, or of a Node object nobody else holds any more
     // (the node was updated or deleted).
     const size_t before = sh.entries.size();
@@ -244,7 +244,7 @@ uint64_t NodeMemo::SpecOf(const Allocator& allocator) {
 std::shared_ptr<const NodeAllocation> NodeMemo::Find(const View& view, uint64_t spec,
                                                      const api::Node* node) {
   Shard& sh = ShardOf(node);
-  std::lock_guard<std::mutex> lock(sh.mu);
+  std::lock_guard<SpinLock> lock(sh.mu);
   auto it = sh.entries.find(node);
   if (it != sh.entries.end() && it->second.era == view.era_->id) {
     const Entry& e = it->second;
@@ -273,7 +273,7 @@ void NodeMemo::Store(const View& view, uint64_t spec, const std::shared_ptr<cons
       outcome->result != R::kNodeError)
     return;
   Shard& sh = ShardOf(node.get());
-  std::lock_guard<std::mutex> lock(sh.mu);
+  std::lock_guard<SpinLock> lock(sh.mu);
   auto [it, inserted] = sh.entries.try_emplace(node.get());
   Entry& e = it->second;
   if (inserted) entries_.fetch_add(1, std::memory_order_relaxed);
@@ -307,7 +307,7 @@ void NodeMemo::Store(const View& view, uint64_t spec, const std::shared_ptr<cons
 NodeMemo::Counters NodeMemo::counters() const {
   Counters c;
   for (const Shard& sh : shards_) {
-    std::lock_guard<std::mutex> lock(sh.mu);
+    std::lock_guard<SpinLock> lock(sh.mu);
     c.hits += sh.hits;
     c.misses += sh.misses;
     c.stores += sh.stores;

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -117,8 +118,22 @@ class NodeMemo {
     absl::InlinedVector<int32_t, 2> pools;  // pools visible from the node
     absl::InlinedVector<Slot, 2> slots;
   };
+  // Guards one shard; held for a lookup or an insertion only, so waiters
+  // spin (yielding) instead of sleeping.
+  class SpinLock {
+   public:
+    void lock() {
+      while (flag_.test_and_set(std::memory_order_acquire)) {
+        while (flag_.test(std::memory_order_relaxed)) std::this_thread::yield();
+      }
+    }
+    void unlock() { flag_.clear(std::memory_order_release); }
+
+   private:
+    std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+  };
   struct Shard {
-    mutable std::mutex mu;
+    mutable SpinLock mu;
     absl::flat_hash_map<const api::Node*, Entry> entries;
     int64_t hits = 0, misses = 0, stores = 0;
   };
