@@ -34,7 +34,8 @@ void ShareUnlockFn(CURL*, curl_lock_data data, void* userptr) {
 
 std::string ToLower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
@@ -43,7 +44,10 @@ std::string ToLower(std::string_view s) {
 // ---- RateLimiter ----------------------------------------------------------------
 
 RateLimiter::RateLimiter(double qps, int burst)
-    : qps_(qps), burst_(std::max(1, burst)), tokens_(std::max(1, burst)), last_micros_(MonoMicros()) {}
+    : qps_(qps),
+      burst_(std::max(1, burst)),
+      tokens_(std::max(1, burst)),
+      last_micros_(MonoMicros()) {}
 
 int64_t RateLimiter::Reserve(bool take_if_available) {
   if (qps_ <= 0) return 0;
@@ -76,12 +80,17 @@ bool RateLimiter::Wait(const std::atomic<bool>* stop) {
 
 // ---- Backoff -----------------------------------------------------------------------
 
-Backoff::Backoff(int64_t initial_millis, int64_t max_millis, double factor, double jitter, uint64_t seed)
-    : initial_(initial_millis), max_(max_millis), factor_(factor), jitter_(jitter),
+Backoff::Backoff(int64_t initial_millis, int64_t max_millis, double factor, double jitter,
+                 uint64_t seed)
+    : initial_(initial_millis),
+      max_(max_millis),
+      factor_(factor),
+      jitter_(jitter),
       rng_(seed != 0 ? seed : static_cast<uint64_t>(MonoMicros())) {}
 
 int64_t Backoff::NextMillis() {
-  current_ = current_ == 0 ? static_cast<double>(initial_) : std::min<double>(current_ * factor_, max_);
+  current_ =
+      current_ == 0 ? static_cast<double>(initial_) : std::min<double>(current_ * factor_, max_);
   std::uniform_real_distribution<double> dist(0.0, jitter_);
   return static_cast<int64_t>(current_ * (1.0 + dist(rng_)));
 }
@@ -91,7 +100,8 @@ bool SleepFor(int64_t millis, const std::atomic<bool>* stop) {
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop != nullptr && stop->load()) return false;
     auto left = deadline - std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(50)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(50)));
   }
   return stop == nullptr || !stop->load();
 }
@@ -125,14 +135,23 @@ absl::Status HttpError(const HttpResponse& resp, std::string_view what) {
   if (message.empty()) message = resp.body.substr(0, 300);
   std::string text = StrCat(what, ": HTTP ", resp.status, message.empty() ? "" : ": ", message);
   switch (resp.status) {
-    case 400: case 422: return absl::InvalidArgumentError(text);
-    case 401: return absl::UnauthenticatedError(text);
-    case 403: return absl::PermissionDeniedError(text);
-    case 404: return absl::NotFoundError(text);
-    case 409: return reason == "AlreadyExists" ? absl::AlreadyExistsError(text) : absl::AbortedError(text);
-    case 410: return absl::OutOfRangeError(text);  // Gone: resource version too old
-    case 429: return absl::ResourceExhaustedError(text);
-    default: break;
+    case 400:
+    case 422:
+      return absl::InvalidArgumentError(text);
+    case 401:
+      return absl::UnauthenticatedError(text);
+    case 403:
+      return absl::PermissionDeniedError(text);
+    case 404:
+      return absl::NotFoundError(text);
+    case 409:
+      return reason == "AlreadyExists" ? absl::AlreadyExistsError(text) : absl::AbortedError(text);
+    case 410:
+      return absl::OutOfRangeError(text);  // Gone: resource version too old
+    case 429:
+      return absl::ResourceExhaustedError(text);
+    default:
+      break;
   }
   if (resp.status >= 500) return absl::UnavailableError(text);
   return absl::UnknownError(text);
@@ -162,13 +181,18 @@ size_t HeaderCb(char* data, size_t size, size_t n, void* user) {
   if (colon != std::string_view::npos) {
     std::string name = ToLower(line.substr(0, colon));
     std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+      value.remove_suffix(1);
     if (name == "retry-after") {
       int64_t v = 0;
       bool ok = !value.empty();
       for (char c : value) {
-        if (c < '0' || c > '9') { ok = false; break; }
+        if (c < '0' || c > '9') {
+          ok = false;
+          break;
+        }
         v = v * 10 + (c - '0');
       }
       if (ok) x->retry_after_seconds = v;
@@ -231,10 +255,13 @@ static int ProgressCb(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t
 }
 
 HttpClient::HttpClient(RestConfig config, ClientOptions options)
-    : config_(std::move(config)), options_(std::move(options)), creds_(config_),
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      creds_(config_),
       limiter_(options_.qps, options_.burst) {}
 
-absl::StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(RestConfig config, ClientOptions options) {
+absl::StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(RestConfig config,
+                                                               ClientOptions options) {
   std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   if (config.server.empty()) return absl::InvalidArgumentError("no API server address");
   std::unique_ptr<HttpClient> c(new HttpClient(std::move(config), std::move(options)));
@@ -246,12 +273,13 @@ absl::StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(RestConfig config
   }
   const std::string scheme = server.substr(0, scheme_end);
   if (scheme != "https" && scheme != "http") {
-    return absl::InvalidArgumentError(StrCat("API server address \"", server, "\": scheme must be http or https"));
+    return absl::InvalidArgumentError(
+        StrCat("API server address \"", server, "\": scheme must be http or https"));
   }
   size_t host_start = scheme_end + 3;
   size_t path_start = server.find('/', host_start);
-  std::string hostport = server.substr(host_start, path_start == std::string::npos ? std::string::npos
-                                                                                      : path_start - host_start);
+  std::string hostport = server.substr(
+      host_start, path_start == std::string::npos ? std::string::npos : path_start - host_start);
   std::string prefix = path_start == std::string::npos ? "" : server.substr(path_start);
   std::string host = hostport, port = scheme == "https" ? "443" : "80";
   size_t colon = hostport.rfind(':');
@@ -306,8 +334,8 @@ void HttpClient::ReleaseHandle(void* h) {
   }
 }
 
-absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfer* xfer, bool stream,
-                                                 const std::atomic<bool>* stop) {
+absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfer* xfer,
+                                                 bool stream, const std::atomic<bool>* stop) {
   absl::StatusOr<Credentials> creds = creds_.Get();
   if (!creds.ok()) return creds.status();
   CURL* h = static_cast<CURL*>(AcquireHandle());
@@ -337,8 +365,10 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
   }
   curl_blob ca{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(), CURL_BLOB_NOCOPY};
   if (!config_.ca_pem.empty()) curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
-  curl_blob cert{const_cast<char*>(creds->client_cert_pem.data()), creds->client_cert_pem.size(), CURL_BLOB_COPY};
-  curl_blob key{const_cast<char*>(creds->client_key_pem.data()), creds->client_key_pem.size(), CURL_BLOB_COPY};
+  curl_blob cert{const_cast<char*>(creds->client_cert_pem.data()), creds->client_cert_pem.size(),
+                 CURL_BLOB_COPY};
+  curl_blob key{const_cast<char*>(creds->client_key_pem.data()), creds->client_key_pem.size(),
+                CURL_BLOB_COPY};
   if (!creds->client_cert_pem.empty()) {
     curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
     curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
@@ -398,7 +428,9 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
   curl_slist_free_all(headers);
   curl_slist_free_all(connect_to);
   xfer->resp.status = code;
-  xfer->resp.http_version = version == CURL_HTTP_VERSION_2_0 ? "2" : version == CURL_HTTP_VERSION_1_0 ? "1.0" : "1.1";
+  xfer->resp.http_version = version == CURL_HTTP_VERSION_2_0   ? "2"
+                            : version == CURL_HTTP_VERSION_1_0 ? "1.0"
+                                                               : "1.1";
   // Reuse the handle (and its live connection) unless the transfer was cut.
   if (rc == CURLE_OK) {
     ReleaseHandle(h);
@@ -406,12 +438,15 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
     curl_easy_cleanup(h);
   }
   if (rc != CURLE_OK) {
-    if (stream && (xfer->stopped_by_callback || (stop != nullptr && stop->load()) || xfer->idle_timed_out)) {
+    if (stream &&
+        (xfer->stopped_by_callback || (stop != nullptr && stop->load()) || xfer->idle_timed_out)) {
       return std::move(xfer->resp);  // ended on purpose
     }
-    if (stream && code >= 200 && code < 300 && (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR ||
-                                                 rc == CURLE_HTTP2_STREAM || rc == CURLE_HTTP2)) {
-      return absl::UnavailableError(StrCat(req.method, " ", req.path, ": stream dropped: ", curl_easy_strerror(rc)));
+    if (stream && code >= 200 && code < 300 &&
+        (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR || rc == CURLE_HTTP2_STREAM ||
+         rc == CURLE_HTTP2)) {
+      return absl::UnavailableError(
+          StrCat(req.method, " ", req.path, ": stream dropped: ", curl_easy_strerror(rc)));
     }
     return absl::UnavailableError(StrCat(req.method, " ", req.path, ": ", curl_easy_strerror(rc)));
   }
@@ -429,8 +464,10 @@ absl::StatusOr<HttpResponse> HttpClient::Do(const HttpRequest& req, const std::a
       reauthed = true;
       continue;
     }
-    if ((r->status == 429 || r->status >= 500) && r->retry_after_seconds && attempt < options_.max_retries) {
-      int64_t ms = std::min<int64_t>(*r->retry_after_seconds * 1000, options_.max_retry_after_millis);
+    if ((r->status == 429 || r->status >= 500) && r->retry_after_seconds &&
+        attempt < options_.max_retries) {
+      int64_t ms =
+          std::min<int64_t>(*r->retry_after_seconds * 1000, options_.max_retry_after_millis);
       spdlog::debug("{} {}: HTTP {}, retrying after {} ms", req.method, req.path, r->status, ms);
       if (!SleepFor(ms, stop)) return absl::CancelledError("stopping");
       continue;
@@ -439,9 +476,9 @@ absl::StatusOr<HttpResponse> HttpClient::Do(const HttpRequest& req, const std::a
   }
 }
 
-absl::StatusOr<HttpResponse> HttpClient::Stream(const HttpRequest& req,
-                                                const std::function<bool(std::string_view)>& on_line,
-                                                const std::atomic<bool>* stop, int64_t idle_timeout_millis) {
+absl::StatusOr<HttpResponse> HttpClient::Stream(
+    const HttpRequest& req, const std::function<bool(std::string_view)>& on_line,
+    const std::atomic<bool>* stop, int64_t idle_timeout_millis) {
   bool reauthed = false;
   while (true) {
     if (!limiter_.Wait(stop)) return absl::CancelledError("stopping");

@@ -88,13 +88,15 @@ struct HttpResponse {
 struct ClientOptions {
   double qps = 50;
   int burst = 100;
-  int max_retries = 10;               // Retry-After retries
+  int max_retries = 10;  // Retry-After retries
   int64_t max_retry_after_millis = 60'000;
   std::string user_agent = "gantry-scheduler";
 };
 
 // A Status message as std::string (abseil's string_view is not std's here).
-inline std::string Msg(const absl::Status& s) { return std::string(s.message().data(), s.message().size()); }
+inline std::string Msg(const absl::Status& s) {
+  return std::string(s.message().data(), s.message().size());
+}
 
 // Percent-encodes a query parameter value.
 std::string UrlEncode(std::string_view s);
@@ -106,7 +108,8 @@ absl::Status HttpError(const HttpResponse& resp, std::string_view what);
 
 class HttpClient {
  public:
-  static absl::StatusOr<std::unique_ptr<HttpClient>> Create(RestConfig config, ClientOptions options);
+  static absl::StatusOr<std::unique_ptr<HttpClient>> Create(RestConfig config,
+                                                            ClientOptions options);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;

@@ -8,7 +8,6 @@
 #include "absl/time/time.h"
 #include "gantry/clock.h"
 #include "gantry/util/strings.h"
-#include "src/server/scheduler_metrics.h"
 #include "spdlog/spdlog.h"
 #include "src/client/api_writer.h"
 #include "src/client/discovery.h"
@@ -17,6 +16,7 @@
 #include "src/client/leader_election.h"
 #include "src/client/rest_config.h"
 #include "src/scheduler/setup.h"
+#include "src/server/scheduler_metrics.h"
 #include "src/state/cluster_state.h"
 
 namespace gantry::client {
@@ -24,10 +24,15 @@ namespace {
 
 // Group/versions whose resource lists discovery fetches.
 const std::vector<std::string>& InterestingGroupVersions() {
-  static const std::vector<std::string> gvs = {
-      "v1", "policy/v1", "scheduling.k8s.io/v1", "coordination.k8s.io/v1", "events.k8s.io/v1",
-      "resource.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3",
-      "scheduling.x-k8s.io/v1alpha1"};
+  static const std::vector<std::string> gvs = {"v1",
+                                               "policy/v1",
+                                               "scheduling.k8s.io/v1",
+                                               "coordination.k8s.io/v1",
+                                               "events.k8s.io/v1",
+                                               "resource.k8s.io/v1",
+                                               "scheduling.k8s.io/v1beta1",
+                                               "scheduling.k8s.io/v1alpha3",
+                                               "scheduling.x-k8s.io/v1alpha1"};
   return gvs;
 }
 
@@ -51,8 +56,9 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   std::atomic<bool> stopping{false};  // our own stop: external stop, or lease lost
   auto external_stop = [&] { return opts.stop != nullptr && opts.stop->load(); };
 
-  const std::string kubeconfig =
-      !opts.kubeconfig_override.empty() ? opts.kubeconfig_override : cfg.client_connection.kubeconfig;
+  const std::string kubeconfig = !opts.kubeconfig_override.empty()
+                                     ? opts.kubeconfig_override
+                                     : cfg.client_connection.kubeconfig;
   absl::StatusOr<RestConfig> rest = ResolveRestConfig(kubeconfig, opts.master);
   if (!rest.ok()) return rest.status();
   spdlog::info("API server {} ({})", rest->server, rest->source);
@@ -142,11 +148,12 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   source.Start();
   // gantry_decode_errors_total{kind}: read from the informers at scrape time.
   server::SchedulerMetrics& global_metrics = server::GlobalMetrics();
-  const server::Registry::HookId decode_hook = global_metrics.registry.AddCollectHook([&source, &global_metrics] {
-    for (const auto& [kind, n] : source.DecodeErrorsByKind()) {
-      global_metrics.decode_errors.With({kind}).Mirror(static_cast<double>(n));
-    }
-  });
+  const server::Registry::HookId decode_hook =
+      global_metrics.registry.AddCollectHook([&source, &global_metrics] {
+        for (const auto& [kind, n] : source.DecodeErrorsByKind()) {
+          global_metrics.decode_errors.With({kind}).Mirror(static_cast<double>(n));
+        }
+      });
 
   // Housekeeping: readiness, backoff flushes, assumed-pod expiry, stop.
   std::thread housekeeping([&] {
@@ -155,9 +162,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
     while (true) {
       if (external_stop()) {
         stopping.store(true);
-        {
-          std::lock_guard<std::mutex> lock(mu);
-        }
+        { std::lock_guard<std::mutex> lock(mu); }
         cv.notify_all();
       }
       if (stopping.load()) {
@@ -200,7 +205,8 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   };
 
   // Standbys keep caches warm: wait for the initial sync before competing.
-  while (!source.HasSynced() && !stopping.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!source.HasSynced() && !stopping.load())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
 
   if (le.leader_elect && !stopping.load()) {
     LeaderElectionConfig lc;
@@ -211,12 +217,13 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
     lc.retry_period_millis = Millis(le.retry_period);
     elector = std::make_unique<LeaderElector>(**lease_client, lc);
     elector_thread = std::thread([&] {
-      bool ok = elector->Run(&stopping, [&] { set_leading(true); },
-                             [&] {
-                               // Stop scheduling at once: no new cycle starts.
-                               std::lock_guard<std::mutex> lock(mu);
-                               leading = false;
-                             });
+      bool ok = elector->Run(
+          &stopping, [&] { set_leading(true); },
+          [&] {
+            // Stop scheduling at once: no new cycle starts.
+            std::lock_guard<std::mutex> lock(mu);
+            leading = false;
+          });
       if (!ok) {
         {
           std::lock_guard<std::mutex> lock(mu);

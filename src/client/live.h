@@ -32,10 +32,10 @@ struct LiveContext {
 };
 
 struct LiveOptions {
-  std::string kubeconfig_override;  // --kubeconfig (wins over clientConnection.kubeconfig)
-  std::string master;               // --master
-  std::function<void(bool)> on_ready;   // true once every informer finished its initial list
-  std::function<void(bool)> on_leader;  // true when scheduling starts, false when it stops
+  std::string kubeconfig_override;          // --kubeconfig (wins over clientConnection.kubeconfig)
+  std::string master;                       // --master
+  std::function<void(bool)> on_ready;       // true once every informer finished its initial list
+  std::function<void(bool)> on_leader;      // true when scheduling starts, false when it stops
   const std::atomic<bool>* stop = nullptr;  // graceful stop when it becomes true
   int binding_workers = 16;
   // Called once the scheduler is built, before the reflectors start. What it

@@ -1,8 +1,9 @@
 // Tests of the scheduling loop with small fake plugins: binding, failure
 // handling upstream's way, requeue on events, other schedulers' pods.
+#include "src/scheduler/scheduler.h"
+
 #include "gtest/gtest.h"
 #include "src/framework/parallelize.h"
-#include "src/scheduler/scheduler.h"
 #include "test/testing/objects.h"
 #include "test/unit/framework/fake_plugins.h"
 
@@ -16,7 +17,8 @@ class SchedulerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     gantry::testing::RegisterFakePlugins(registry_);
-    auto fw = framework::Framework::Create(gantry::testing::FakeProfile(), registry_, writer_, clock_, pool_);
+    auto fw = framework::Framework::Create(gantry::testing::FakeProfile(), registry_, writer_,
+                                           clock_, pool_);
     ASSERT_TRUE(fw.ok()) << fw.status();
     sched_.AddProfile(*std::move(fw));
     sched_.Start(1'000'000, 10'000'000);
@@ -140,7 +142,8 @@ TEST_F(SchedulerTest, PodsWithVolumeClaimsAreNeverBoundBlindly) {
   EXPECT_TRUE(writer_.bindings.empty());
   ASSERT_FALSE(writer_.events.empty());
   EXPECT_EQ(writer_.events.back().note,
-            "0/1 nodes are available: pod has PersistentVolumeClaim volumes (data) and volume binding is not "
+            "0/1 nodes are available: pod has PersistentVolumeClaim volumes (data) and volume "
+            "binding is not "
             "supported by this build of Gantry (VolumeBinding is not built in).");
 }
 
