@@ -2,7 +2,13 @@
 """Side-by-side benchmark: upstream kube-scheduler v1.37.2 vs Gantry on one real control plane.
 
     compare_upstream.py --gantry BUILD/bin/gantry [--quick] [--workloads A,B] [--repeat N]
-                        [--json OUT.json]
+                        [--json OUT.json] [--schedulers upstream,gantry] [--gantry-arg ARG]...
+                        [--gantry-wrapper CMD] [--keep-logs DIR]
+
+--schedulers gantry runs one side only (no ratios; for iterating), --gantry-arg passes a flag
+to gantry (e.g. --gantry-arg=--binding-workers=16 for an A/B), --gantry-wrapper runs gantry
+under a profiler ('heaptrack -o /tmp/h'; CPU and RSS are then the wrapper's), --keep-logs
+keeps each run's scheduler log (the control plane's directory is removed after the run).
 
 For each workload and each repetition, each scheduler runs once, in alternation (upstream first
 on odd repetitions, Gantry first on even ones), every run on a FRESH control plane (etcd v3.7.3,
@@ -49,6 +55,7 @@ import json
 import os
 import platform
 import queue
+import shutil
 import signal
 import socket
 import ssl
@@ -488,18 +495,20 @@ def free_port():
     return port
 
 
-def scheduler_command(scheduler, cp, cfg, gantry_bin, gates):
+def scheduler_command(scheduler, cp, cfg, gantry_cmd, gates):
+    """gantry_cmd: ([wrapper..., binary], [extra args])."""
     kc = cp.kubeconfig
     if scheduler == UPSTREAM:
         return [os.path.join(cp.bin, "kube-scheduler"), f"--config={cfg}", f"--feature-gates={gates}",
                 "--bind-address=127.0.0.1", f"--secure-port={free_port()}",
                 f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
                 "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "--v=1"]
-    return [gantry_bin, f"--config={cfg}", f"--feature-gates={gates}", "--bind-address=127.0.0.1",
-            f"--secure-port={free_port()}", "--v=1"]
+    prefix, extra = gantry_cmd
+    return prefix + [f"--config={cfg}", f"--feature-gates={gates}", "--bind-address=127.0.0.1",
+                     f"--secure-port={free_port()}", "--v=1"] + extra
 
 
-def run_one(workload, size, scheduler, gantry_bin, timeout):
+def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
     """One scheduler on one fresh control plane; returns the run's result dict."""
     result = {"workload": workload, "scheduler": scheduler, "scheduler_name": SCHEDULER_NAMES[scheduler],
               "size": size, "ok": False}
@@ -519,7 +528,7 @@ def run_one(workload, size, scheduler, gantry_bin, timeout):
         # and ResourceClaimTemplates, which the bootstrap role system:kube-scheduler does not
         # allow (deploy/rbac.yaml grants them), and the benchmark compares scheduling, not RBAC.
         cfg = write_config(os.path.join(cp.dir, f"{scheduler}.yaml"), scheduler, cp.kubeconfig)
-        cmd = scheduler_command(scheduler, cp, cfg, gantry_bin, apiserver_feature_gates(cp))
+        cmd = scheduler_command(scheduler, cp, cfg, gantry_cmd, apiserver_feature_gates(cp))
         logpath = os.path.join(cp.dir, "logs", f"{scheduler}-scheduler.log")
         api_pid, etcd_pid = component_pid(cp, "kube-apiserver"), component_pid(cp, "etcd")
         api_cpu0, etcd_cpu0 = proc_cpu_seconds(api_pid), proc_cpu_seconds(etcd_pid)
@@ -562,6 +571,14 @@ def run_one(workload, size, scheduler, gantry_bin, timeout):
                     except subprocess.TimeoutExpired:
                         proc.kill()
                         proc.wait()
+        if keep_logs:
+            os.makedirs(keep_logs, exist_ok=True)
+            n = 1
+            while os.path.exists(os.path.join(keep_logs, f"{workload}-{scheduler}-{n}.log")):
+                n += 1
+            kept = os.path.join(keep_logs, f"{workload}-{scheduler}-{n}.log")
+            shutil.copyfile(logpath, kept)
+            result["log"] = kept
         if watcher.error:
             raise watcher.error
         tp = throughput(list(watcher.times.values()))
@@ -653,7 +670,9 @@ def validate_report(report):
             assert key in r, f"run {r.get('workload')}/{r.get('scheduler')} lacks {key}"
         assert isinstance(r["samples"], list) and sum(r["samples"]) == r["bound"], r["samples"]
     for w, e in report["summary"].items():
-        assert UPSTREAM in e and GANTRY in e and "ratios" in e, f"summary of {w} incomplete"
+        expected = set(report["schedulers"])
+        assert expected <= set(e), f"summary of {w} incomplete"
+        assert "ratios" in e or len(expected) < 2, f"summary of {w} has no ratios"
 
 
 def print_table(report):
@@ -691,6 +710,15 @@ def main():
     ap.add_argument("--json", help="write the report here (rewritten after every run)")
     ap.add_argument("--size", action="append", default=[], metavar="KEY=VALUE",
                     help="override a size (nodes, init_pods, pods, devices, rack_size, gangs, gang_size)")
+    ap.add_argument("--schedulers", default=f"{UPSTREAM},{GANTRY}",
+                    help=f"comma separated subset of {UPSTREAM},{GANTRY} (one alone: no ratios)")
+    ap.add_argument("--gantry-arg", action="append", default=[], metavar="ARG",
+                    help="an extra command-line argument for gantry (repeatable)")
+    ap.add_argument("--keep-logs", metavar="DIR",
+                    help="copy each run's scheduler log to DIR/<workload>-<scheduler>-<n>.log")
+    ap.add_argument("--gantry-wrapper", default="",
+                    help="a command gantry runs under, e.g. 'heaptrack -o /tmp/h' (CPU and RSS are then "
+                         "the wrapper's)")
     args = ap.parse_args()
 
     gantry_e2e.require_binaries()  # exits 77 (skip) without control-plane binaries
@@ -700,6 +728,9 @@ def main():
     for w in workloads:
         if w not in SIZES:
             sys.exit(f"--workloads: unknown workload {w!r} (known: {', '.join(SIZES)})")
+    schedulers = [s for s in args.schedulers.split(",") if s]
+    if not schedulers or any(s not in SCHEDULER_NAMES for s in schedulers):
+        sys.exit(f"--schedulers {args.schedulers!r}: want a subset of {UPSTREAM},{GANTRY}")
     mode = "quick" if args.quick else "full"
     sizes = {w: dict(SIZES[w][mode]) for w in workloads}
     for kv in args.size:
@@ -712,21 +743,23 @@ def main():
         for w in hit:
             sizes[w][key] = int(value)
     timeout = args.timeout or (120 if args.quick else 1800)
+    gantry_cmd = args.gantry_wrapper.split() + [args.gantry], args.gantry_arg
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(f"killed by signal {signum}"))
 
     report = {"version": REPORT_VERSION, "mode": mode,
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "machine": machine_info(), "load_before": os.getloadavg(), "qps": QPS, "burst": BURST,
+              "schedulers": schedulers, "gantry_args": args.gantry_arg,
               "gantry": os.path.abspath(args.gantry), "control_plane_bin": gantry_e2e.binary_dir(),
               "runs": []}
     failed = False
     for w in workloads:
         for rep in range(args.repeat):
             order = [UPSTREAM, GANTRY] if rep % 2 == 0 else [GANTRY, UPSTREAM]
-            for s in order:
+            for s in [s for s in order if s in schedulers]:
                 try:
-                    r = run_one(w, sizes[w], s, args.gantry, timeout)
+                    r = run_one(w, sizes[w], s, gantry_cmd, timeout, args.keep_logs)
                 except Exception as e:  # noqa: BLE001 - one failed run fails the benchmark
                     log(f"{w}/{s}: FAILED: {e}")
                     r = {"workload": w, "scheduler": s, "ok": False, "error": str(e)}

@@ -327,7 +327,7 @@ void* HttpClient::AcquireHandle() {
 
 void HttpClient::ReleaseHandle(void* h) {
   std::lock_guard<std::mutex> lock(pool_mu_);
-  if (pool_.size() < 32) {
+  if (pool_.size() < options_.max_idle_connections) {
     pool_.push_back(h);
   } else {
     curl_easy_cleanup(static_cast<CURL*>(h));
@@ -425,6 +425,10 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
   long version = 0;
   curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &version);
+  long connects = 0;
+  if (curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0) {
+    connects_.fetch_add(connects);
+  }
   curl_slist_free_all(headers);
   curl_slist_free_all(connect_to);
   xfer->resp.status = code;

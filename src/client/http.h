@@ -91,6 +91,7 @@ struct ClientOptions {
   int max_retries = 10;  // Retry-After retries
   int64_t max_retry_after_millis = 60'000;
   std::string user_agent = "gantry-scheduler";
+  size_t max_idle_connections = 32;
 };
 
 // A Status message as std::string (abseil's string_view is not std's here).
@@ -130,6 +131,9 @@ class HttpClient {
   const RestConfig& config() const { return config_; }
   RateLimiter& rate_limiter() { return limiter_; }
   int64_t requests_sent() const { return requests_.load(); }
+  // Connections opened so far (each a TCP, and for https a TLS, handshake):
+  // with reuse working this stays near the peak number of concurrent requests.
+  int64_t connections_opened() const { return connects_.load(); }
 
   struct Transfer;  // internal (curl callbacks)
 
@@ -151,6 +155,7 @@ class HttpClient {
   void* share_ = nullptr;
   void* share_locks_ = nullptr;
   std::atomic<int64_t> requests_{0};
+  std::atomic<int64_t> connects_{0};
 };
 
 }  // namespace gantry::client

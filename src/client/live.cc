@@ -1,5 +1,6 @@
 #include "src/client/live.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -67,7 +68,10 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   co.qps = cfg.client_connection.qps;
   co.burst = cfg.client_connection.burst;
   // Separate clients (same limits) so events and the lease never starve bindings.
-  absl::StatusOr<std::unique_ptr<HttpClient>> client = HttpClient::Create(*rest, co);
+  // The main client serves every binding worker, the reflectors and the writer at once.
+  ClientOptions binding_co = co;
+  binding_co.max_idle_connections = static_cast<size_t>(std::max(0, opts.binding_workers)) + 32;
+  absl::StatusOr<std::unique_ptr<HttpClient>> client = HttpClient::Create(*rest, binding_co);
   if (!client.ok()) return client.status();
   absl::StatusOr<std::unique_ptr<HttpClient>> events_client = HttpClient::Create(*rest, co);
   if (!events_client.ok()) return events_client.status();
@@ -261,6 +265,15 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   sched.queue().Close();
   cv.notify_all();
   sched.WaitForBindings();
+  {
+    const scheduler::BindingPoolStats bs = sched.BindingStats();
+    spdlog::info(
+        "binding pool: {} cycles, {} threads started (limit {}), at most {} in flight; API client: "
+        "{} "
+        "requests over {} connections",
+        bs.started, bs.threads, opts.binding_workers, bs.peak_in_flight, (*client)->requests_sent(),
+        (*client)->connections_opened());
+  }
   if (elector_thread.joinable()) elector_thread.join();
   housekeeping.join();
   global_metrics.registry.RemoveCollectHook(decode_hook);

@@ -37,7 +37,11 @@ struct LiveOptions {
   std::function<void(bool)> on_ready;       // true once every informer finished its initial list
   std::function<void(bool)> on_leader;      // true when scheduling starts, false when it stops
   const std::atomic<bool>* stop = nullptr;  // graceful stop when it becomes true
-  int binding_workers = 16;
+  // The most binding cycles in flight at once (scheduler::SchedulerOptions::
+  // binding_workers): each waits on its API writes, so the live binding rate
+  // is at most binding_workers / (writes per pod x round trip). The binding
+  // client keeps that many connections for reuse.
+  int binding_workers = 256;
   // Called once the scheduler is built, before the reflectors start. What it
   // returns is destroyed before the scheduler (an error stops the run).
   std::function<absl::StatusOr<std::shared_ptr<void>>(const LiveContext&)> attach;

@@ -157,6 +157,11 @@ void AddRunFlags(CLI::App& app, RunFlags* f) {
   app.add_option("--feature-gates", f->feature_gates,
                  "Comma-separated Key=true|false pairs of Kubernetes feature gates (unknown names are errors).")
       ->group(kMisc);
+  app.add_option("--binding-workers", f->binding_workers,
+                 "Gantry only: the most pods whose binding (PreBind and Bind API writes) runs at "
+                 "once; threads are started as needed up to this many.")
+      ->check(CLI::Range(1, 4096))
+      ->group(kMisc);
 
   app.add_flag("--leader-elect", f->leader_elect,
                "Elect a leader with a Lease before scheduling (--leader-elect=false to disable).")

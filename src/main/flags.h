@@ -48,6 +48,8 @@ struct RunFlags {
   int verbosity = 0;
   std::string logging_format = "text";
   std::string feature_gates;
+  // Gantry-only: the most binding cycles (PreBind + Bind API writes) in flight at once.
+  int binding_workers = 256;
 
   // Deprecated (ignored with --config, as upstream).
   float kube_api_qps = 50;

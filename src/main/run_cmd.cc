@@ -142,6 +142,7 @@ int RunLive(const RunFlags& flags) {
   live.kubeconfig_override = from_file ? std::string() : flags.kubeconfig;
   live.master = flags.master;
   live.stop = &g_stop;
+  live.binding_workers = flags.binding_workers;
   live.on_ready = [&checks](bool ready) { checks.SetSynced(ready); };
   const bool le_on = cfg->leader_election.leader_elect;
   live.on_leader = [&metrics, lease_name, le_on](bool leading) {

@@ -114,9 +114,6 @@ void Scheduler::Start(int64_t pod_initial_backoff_micros, int64_t pod_max_backof
     qo.profiles[std::string(fw->SchedulerName())] = std::move(pc);
   }
   queue_ = std::make_unique<queue::SchedulingQueue>(clock_, std::move(qo));
-  for (int i = 0; i < options_.binding_workers; ++i) {
-    bind_threads_.emplace_back([this] { BindingWorker(); });
-  }
 }
 
 bool Scheduler::Serves(std::string_view scheduler_name) const {
@@ -364,6 +361,14 @@ void Scheduler::StartBinding(BindTask task) {
     std::lock_guard<std::mutex> lock(bind_mu_);
     bind_tasks_.push_back(std::move(task));
     ++binds_in_flight_;
+    ++binds_started_;
+    bind_peak_ = std::max(bind_peak_, binds_in_flight_);
+    // Every waiting thread will take one of the queued tasks; start another
+    // thread for a task none of them can take (up to the limit).
+    if (static_cast<int>(bind_tasks_.size()) > bind_idle_ &&
+        static_cast<int>(bind_threads_.size()) < options_.binding_workers) {
+      bind_threads_.emplace_back([this] { BindingWorker(); });
+    }
   }
   bind_cv_.notify_one();
 }
@@ -439,7 +444,9 @@ void Scheduler::BindingWorker() {
     BindTask task;
     {
       std::unique_lock<std::mutex> lock(bind_mu_);
+      ++bind_idle_;
       bind_cv_.wait(lock, [&] { return stopping_ || !bind_tasks_.empty(); });
+      --bind_idle_;
       if (bind_tasks_.empty()) return;
       task = std::move(bind_tasks_.front());
       bind_tasks_.pop_front();
@@ -456,6 +463,12 @@ void Scheduler::BindingWorker() {
 void Scheduler::WaitForBindings() {
   std::unique_lock<std::mutex> lock(bind_mu_);
   bind_idle_cv_.wait(lock, [&] { return binds_in_flight_ == 0; });
+}
+
+BindingPoolStats Scheduler::BindingStats() {
+  std::lock_guard<std::mutex> lock(bind_mu_);
+  return BindingPoolStats{static_cast<int>(bind_threads_.size()), binds_in_flight_, bind_peak_,
+                          binds_started_};
 }
 
 }  // namespace gantry::scheduler

@@ -38,8 +38,20 @@ struct TopologyDomainCache;  // group_cycle.cc
 struct SchedulerOptions {
   int32_t percentage_of_nodes_to_score = 0;
   uint64_t seed = 1;
-  // 0: bind inline in the scheduling loop (offline). >0: that many binding workers.
+  // 0: bind inline in the scheduling loop (offline). >0: binding cycles run
+  // on a pool of at most this many threads. The pool grows on demand (a
+  // thread is started when a binding is queued while every started thread is
+  // busy) and keeps its threads until the scheduler is destroyed, so at most
+  // this many binding cycles wait on the API server at once.
   int binding_workers = 0;
+};
+
+// The binding pool's counters (live mode), for logs and tests.
+struct BindingPoolStats {
+  int threads = 0;          // started so far (never more than binding_workers)
+  int in_flight = 0;        // queued or running binding cycles now
+  int peak_in_flight = 0;   // the most there ever were at once
+  int64_t started = 0;      // binding cycles handed to the pool
 };
 
 // What happened to one scheduling attempt (for reports, metrics, explain).
@@ -152,6 +164,7 @@ class Scheduler {
   bool ScheduleOne(bool blocking);
   // Waits until every binding started so far has finished.
   void WaitForBindings();
+  BindingPoolStats BindingStats();
 
   bool Serves(std::string_view scheduler_name) const;
   queue::SchedulingQueue& queue() { return *queue_; }
@@ -294,6 +307,9 @@ class Scheduler {
   std::condition_variable bind_idle_cv_;
   std::deque<BindTask> bind_tasks_;
   int binds_in_flight_ = 0;
+  int bind_idle_ = 0;  // threads waiting for a task
+  int bind_peak_ = 0;
+  int64_t binds_started_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> bind_threads_;
 };

@@ -2,8 +2,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "test/unit/client/test_server.h"
@@ -101,6 +105,67 @@ TEST(HttpClient, RetryAfterOn429And5xxIsBounded) {
   EXPECT_EQ(err.code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(std::string(err.message()).find("boom"), std::string::npos);
 }
+
+// Rounds of `concurrent` overlapping requests (the server answers a round
+// only once all of it arrived, so each request holds its own connection):
+// the first round opens `concurrent` connections; later rounds reuse the
+// idle ones the client kept (at most max_idle_connections) and open the rest.
+struct ReuseCase {
+  std::string name;
+  size_t max_idle;
+  int concurrent;
+  int rounds;
+  int64_t want_connections;
+};
+
+class ConnectionReuse : public ::testing::TestWithParam<ReuseCase> {};
+
+TEST_P(ConnectionReuse, KeepsIdleConnectionsUpToTheLimit) {
+  const ReuseCase& tc = GetParam();
+  auto srv = std::make_unique<httplib::Server>();
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  bool timed_out = false;
+  srv->Get("/gate", [&](const httplib::Request&, httplib::Response& res) {
+    std::unique_lock<std::mutex> lock(mu);
+    const int mine = ++arrived;
+    const int round_end = ((mine - 1) / tc.concurrent + 1) * tc.concurrent;
+    cv.notify_all();
+    if (!cv.wait_for(lock, std::chrono::seconds(30), [&] { return arrived >= round_end; })) {
+      timed_out = true;
+    }
+    res.set_content(R"({"ok":true})", "application/json");
+  });
+  Running<httplib::Server> server(std::move(srv));
+  ClientOptions opts;
+  opts.max_idle_connections = tc.max_idle;
+  auto client = HttpClient::Create(Plain(server.port()), opts);
+  ASSERT_TRUE(client.ok()) << client.status();
+  for (int round = 0; round < tc.rounds; ++round) {
+    std::vector<std::thread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < tc.concurrent; ++i) {
+      threads.emplace_back([&] {
+        HttpRequest req;
+        req.path = "/gate";
+        absl::StatusOr<HttpResponse> r = (*client)->Do(req);
+        if (r.ok() && r->status == 200) ok.fetch_add(1);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    ASSERT_EQ(ok.load(), tc.concurrent) << "round " << round;
+  }
+  EXPECT_FALSE(timed_out) << "requests of a round did not overlap";
+  EXPECT_EQ((*client)->requests_sent(), tc.concurrent * tc.rounds);
+  EXPECT_EQ((*client)->connections_opened(), tc.want_connections);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConnectionReuse,
+    ::testing::Values(ReuseCase{"AllKept", 32, 6, 3, 6}, ReuseCase{"PoolSmallerThanConcurrency", 2, 6, 3, 6 + 4 + 4},
+                      ReuseCase{"NoneKept", 0, 4, 2, 8}, ReuseCase{"Sequential", 32, 1, 4, 1}),
+    [](const ::testing::TestParamInfo<ReuseCase>& i) { return i.param.name; });
 
 TEST(HttpClient, BearerTokenAnd401ReRunsExecOnce) {
   char tmpl[] = "/tmp/gantry-http-test-XXXXXX";
