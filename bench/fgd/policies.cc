@@ -117,17 +117,23 @@ nlohmann::json WithOnlyScore(std::string_view plugin) {
   return c;
 }
 
-// FGD's typical pods: shapes (cpu, gpu milli, gpu count, gpu spec) counted
-// over the untuned list, most popular first until they cover 95% of pods.
-nlohmann::json FgdShapes(const std::vector<TracePod>& pods) {
-  std::map<std::tuple<int64_t, int32_t, int32_t, std::string>, int64_t> counts;
+// Typical pods: shapes (cpu, gpu milli, gpu count, gpu spec; with
+// `memory_and_demand` also memory) counted over the untuned list. FGD's
+// weights count pods; with `memory_and_demand` a shape weighs pods x GPU
+// milli (so CPU-only shapes drop out), as GpuFragmentation's Demand weighting.
+nlohmann::json TypicalShapes(const std::vector<TracePod>& pods, bool memory_and_demand) {
+  std::map<std::tuple<int64_t, int32_t, int32_t, std::string, int64_t>, int64_t> counts;
   for (const TracePod& p : pods) {
-    counts[{p.cpu_milli, p.num_gpu, p.gpu_milli, ModelSelector(p.gpu_spec)}]++;
+    counts[{p.cpu_milli, p.num_gpu, p.gpu_milli, ModelSelector(p.gpu_spec),
+            memory_and_demand ? p.memory_mib : 0}]++;
   }
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [k, n] : counts) {
-    const auto& [cpu, num, milli, sel] = k;
-    nlohmann::json s = {{"cpuMilli", cpu}, {"count", num}, {"weight", n}};
+    const auto& [cpu, num, milli, sel, memory_mib] = k;
+    const int64_t weight = memory_and_demand ? n * num * milli : n;
+    if (weight <= 0) continue;
+    nlohmann::json s = {{"cpuMilli", cpu}, {"count", num}, {"weight", weight}};
+    if (memory_mib > 0) s["memory"] = gantry::StrCat(memory_mib, "Mi");
     if (num > 0) {
       s["deviceClassName"] = kGpuClass;
       s["capacity"] = std::to_string(milli);
@@ -141,7 +147,7 @@ nlohmann::json FgdShapes(const std::vector<TracePod>& pods) {
 }  // namespace
 
 std::vector<std::string> PolicyNames() {
-  return {"default", "gpufrag", "fgd", "bestfit", "random"};
+  return {"default", "gpufrag", "gpufrag-typical", "fgd", "bestfit", "random"};
 }
 
 absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t seed,
@@ -155,6 +161,10 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
     // GpuFragmentation learns from PreFilter; it is in the default set only through this profile.
     c["profiles"][0]["plugins"]["preFilter"] = {
         {"enabled", {{{"name", plugins::gpu_fragmentation::kName}}}}};
+  } else if (policy == "gpufrag-typical") {
+    c = WithOnlyScore(plugins::gpu_fragmentation::kName);
+    c["profiles"][0]["pluginConfig"] = {{{"name", plugins::gpu_fragmentation::kName},
+                                         {"args", {{"shapes", TypicalShapes(pods, true)}}}}};
   } else if (policy == "fgd") {
     c = WithOnlyScore(plugins::gpu_fragmentation::kName);
     c["profiles"][0]["pluginConfig"] = {{{"name", plugins::gpu_fragmentation::kName},
@@ -162,7 +172,7 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
                                           {{"weighting", "Pods"},
                                            {"coverage", 0.95},
                                            {"tieBreak", "None"},
-                                           {"shapes", FgdShapes(pods)}}}}};
+                                           {"shapes", TypicalShapes(pods, false)}}}}};
   } else if (policy == "bestfit") {
     c = WithOnlyScore(kBestFit);
   } else if (policy == "random") {
@@ -175,7 +185,7 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
         gantry::StrCat("unknown policy \"", policy, "\" (known: ", names, ")"));
   }
   if (!plugin_args.empty()) {
-    if (policy != "gpufrag" && policy != "fgd") {
+    if (policy != "gpufrag" && policy != "gpufrag-typical" && policy != "fgd") {
       return absl::InvalidArgumentError(
           "--plugin-args applies to the gpufrag and fgd policies only");
     }

@@ -4,6 +4,10 @@
 //   default      Gantry's default profile (its default score plugins)
 //   gpufrag      GpuFragmentation with its defaults: shape distribution
 //                learned online from arriving pods, weighted by GPU demand
+//   gpufrag-typical  GpuFragmentation with its defaults but a fixed
+//                distribution: the trace's typical pods (as FGD's, from the
+//                untuned list) with their memory, weighted by pods x GPU
+//                milli (CPU-only shapes weigh 0)
 //   fgd          GpuFragmentation configured as the paper's FGD: fixed typical
 //                shapes from the trace (pods per shape, top 95% of pods,
 //                CPU-only pods included), weighted per pod

@@ -243,6 +243,49 @@ constexpr std::pair<std::string_view, DeviceChoice> kDeviceChoiceNames[] = {
     {"FirstFit", DeviceChoice::kFirstFit},
     {"Fragmentation", DeviceChoice::kFragmentation},
 };
+constexpr std::pair<std::string_view, Measure> kMeasureNames[] = {
+    {"Usable", Measure::kUsable},
+    {"Fill", Measure::kFill},
+};
+
+// How many copies of a shape (`count` devices of `capacity` each; 0 = a
+// whole device) the matching devices of `node` can host by GPU alone, and
+// the capacity one copy uses. A device hosts free / capacity slots; a copy
+// takes `count` slots (for count > 1 this ignores that the slots must be on
+// distinct devices, an upper bound).
+struct DeviceCopies {
+  int64_t copies = 0;
+  double per_copy = 0;
+};
+
+DeviceCopies CountCopies(const NodeGpus& node, const std::vector<bool>& match, int32_t count,
+                         int64_t capacity) {
+  int64_t slots = 0, whole = 0;
+  for (size_t i = 0; i < node.free.size(); ++i) {
+    if (!match[i]) continue;
+    if (capacity > 0) {
+      slots += node.free[i] / capacity;
+    } else if (node.full[i] > 0 && node.free[i] >= node.full[i]) {
+      ++slots;
+      whole += node.full[i];
+    }
+  }
+  DeviceCopies out;
+  if (count <= 0 || slots < count) return out;
+  const double per_slot = capacity > 0 ? static_cast<double>(capacity)
+                                       : static_cast<double>(whole) / static_cast<double>(slots);
+  out.copies = slots / count;
+  out.per_copy = per_slot * count;
+  return out;
+}
+
+// `copies` bounded by the free CPU and memory (requests of 0 do not bound).
+int64_t BoundCopies(int64_t copies, int64_t cpu_free, int64_t cpu, int64_t memory_free,
+                    int64_t memory) {
+  if (cpu > 0) copies = std::min(copies, std::max<int64_t>(0, cpu_free) / cpu);
+  if (memory > 0) copies = std::min(copies, std::max<int64_t>(0, memory_free) / memory);
+  return copies;
+}
 
 // The name of `value` in `names` ("" when absent).
 template <typename E, size_t N>
@@ -309,6 +352,10 @@ GpuFragmentationArgs GpuFragmentationArgs::Decode(api::Decoder& d, api::JsonValu
     }
     if (key == "deviceChoice") {
       DecodeChoice(d, value, kDeviceChoiceNames, &a.device_choice);
+      return true;
+    }
+    if (key == "measure") {
+      DecodeChoice(d, value, kMeasureNames, &a.measure);
       return true;
     }
     if (key == "resolution") {
@@ -388,8 +435,8 @@ nlohmann::json GpuFragmentationArgs::ToJson() const {
           {"resolution", resolution % 1000 == 0 ? std::to_string(resolution / 1000)
                                                 : gantry::StrCat(resolution, "m")},
           {"tieBreak", ChoiceName(kTieBreakNames, tie_break)},
-          {"deviceChoice",
-           device_choice == DeviceChoice::kFragmentation ? "Fragmentation" : "FirstFit"},
+          {"deviceChoice", ChoiceName(kDeviceChoiceNames, device_choice)},
+          {"measure", ChoiceName(kMeasureNames, measure)},
           {"shapes", shapes_json}};
 }
 
@@ -432,7 +479,7 @@ bool ShapeMatches(const state::DraSnapshot& snap, const Shape& s, int32_t dev) {
 }
 
 double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& shapes,
-                     const std::vector<std::vector<bool>>& matches) {
+                     const std::vector<std::vector<bool>>& matches, Measure measure) {
   int64_t total = 0;
   for (int64_t f : node.free) total += f;
   if (total == 0) return 0;
@@ -440,6 +487,13 @@ double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& sha
   for (size_t k = 0; k < shapes.size(); ++k) {
     const Shape& s = shapes[k].shape;
     const double w = shapes[k].weight;
+    if (measure == Measure::kFill) {
+      const DeviceCopies d = CountCopies(node, matches[k], s.count, s.capacity);
+      const int64_t copies =
+          BoundCopies(d.copies, node.cpu_free, s.cpu_milli, node.memory_free, s.memory);
+      out += w * (static_cast<double>(total) - static_cast<double>(copies) * d.per_copy);
+      continue;
+    }
     if (s.count == 0 || node.cpu_free < s.cpu_milli || node.memory_free < s.memory) {
       out += w * static_cast<double>(total);
       continue;
@@ -459,7 +513,8 @@ double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& sha
   return out;
 }
 
-ShapeTable::ShapeTable(const std::vector<WeightedShape>& shapes) {
+ShapeTable::ShapeTable(const std::vector<WeightedShape>& shapes, Measure measure)
+    : measure_(measure) {
   absl::flat_hash_map<std::string, size_t> group_index;
   struct Entry {
     int64_t cpu, memory;
@@ -506,12 +561,36 @@ ShapeTable::ShapeTable(const std::vector<WeightedShape>& shapes) {
   }
 }
 
+double ShapeTable::FillFragmentation(const NodeGpus& node,
+                                     const std::vector<std::vector<bool>>& matches,
+                                     double t) const {
+  double out = no_device_weight_ * t;
+  for (size_t g = 0; g < caps_.size(); ++g) {
+    for (const CapGroup& c : caps_[g]) {
+      const DeviceCopies d = CountCopies(node, matches[g], c.count, c.capacity);
+      for (size_t j = 0; j < c.cpu.size(); ++j) {
+        const int64_t copies =
+            BoundCopies(d.copies, node.cpu_free, c.cpu[j], node.memory_free, c.memory[j]);
+        out += c.weight[j] * (t - static_cast<double>(copies) * d.per_copy);
+      }
+    }
+  }
+  return out;
+}
+
 double ShapeTable::Fragmentation(const NodeGpus& node,
                                  const std::vector<std::vector<bool>>& matches) const {
   int64_t total = 0;
   for (int64_t f : node.free) total += f;
   if (total == 0) return 0;
   const double t = static_cast<double>(total);
+  return measure_ == Measure::kFill ? FillFragmentation(node, matches, t)
+                                    : UsableFragmentation(node, matches, t);
+}
+
+double ShapeTable::UsableFragmentation(const NodeGpus& node,
+                                       const std::vector<std::vector<bool>>& matches,
+                                       double t) const {
   double out = no_device_weight_ * t;
   for (size_t g = 0; g < caps_.size(); ++g) {
     for (const CapGroup& c : caps_[g]) {
@@ -668,7 +747,7 @@ Status GpuFragmentation::PreScore(framework::CycleState& state, const framework:
     if (!allocator.ok()) return Status::Skip();
     data->allocator = std::move(*allocator);
   }
-  auto table = std::make_shared<ShapeTable>(shapes);
+  auto table = std::make_shared<ShapeTable>(shapes, args_.measure);
   for (const Shape& g : table->groups())
     data->groups.push_back(Prepare(*data->snapshot, WeightedShape{g, 1}));
   data->table = std::move(table);

@@ -89,6 +89,14 @@ enum class TieBreak : uint8_t { kNone, kPacking, kPackingCpu, kPackingStable, kS
 // device, the one whose use leaves the least fragmentation; kFirstFit leaves
 // the choice to the allocator's inventory order.
 enum class DeviceChoice : uint8_t { kFirstFit, kFragmentation };
+// How frag_k counts the free capacity shape k cannot use on a node:
+// kUsable (FGD's rule, see the file comment): the free capacity of the
+// devices that cannot host one more k (all of it when the node cannot host
+// one); kFill: the free capacity left over when the node is filled with as
+// many copies of k as its devices (free / capacity per device), free CPU and
+// free memory allow, i.e. it also counts the remainders k would leave on each
+// device and the devices that CPU or memory exhaustion strands.
+enum class Measure : uint8_t { kUsable, kFill };
 
 struct GpuFragmentationArgs {
   // Qualified name of the device capacity that measures the shared unit.
@@ -103,6 +111,7 @@ struct GpuFragmentationArgs {
   int64_t resolution = 0;
   TieBreak tie_break = TieBreak::kPackingCpu;
   DeviceChoice device_choice = DeviceChoice::kFragmentation;
+  Measure measure = Measure::kUsable;
   // Fixed distribution; empty = learn from arriving pods.
   std::vector<WeightedShape> shapes;
 
@@ -128,10 +137,11 @@ NodeGpus ReadNodeGpus(const state::DraSnapshot& snap, const framework::NodeInfo&
 // selectors; CEL errors count as no). Results are memoised in the inventory.
 bool ShapeMatches(const state::DraSnapshot& snap, const Shape& s, int32_t dev);
 
-// Expected fragmentation of `node` (see the file comment). `matches[k][i]`:
-// whether shape k may use node device i.
+// Expected fragmentation of `node` under `measure` (see the file comment and
+// Measure). `matches[k][i]`: whether shape k may use node device i.
 double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& shapes,
-                     const std::vector<std::vector<bool>>& matches);
+                     const std::vector<std::vector<bool>>& matches,
+                     Measure measure = Measure::kUsable);
 
 // The same value as Fragmentation(), computed in O(groups) per node: shapes
 // are grouped by (device class, selectors) — one device-match vector per
@@ -139,7 +149,7 @@ double Fragmentation(const NodeGpus& node, const std::vector<WeightedShape>& sha
 // prefix-summed so "fits by CPU" is one binary search.
 class ShapeTable {
  public:
-  explicit ShapeTable(const std::vector<WeightedShape>& shapes);
+  explicit ShapeTable(const std::vector<WeightedShape>& shapes, Measure measure = Measure::kUsable);
   // One representative shape per selector group (class and selectors).
   const std::vector<Shape>& groups() const { return group_shapes_; }
   // `matches[g][i]`: whether group g may use node device i.
@@ -155,6 +165,13 @@ class ShapeTable {
     std::vector<double> prefix;   // prefix[j] = weight of cpu[0..j)
     bool any_memory = false;      // some entry has a memory request
   };
+  // The two measures for a node with `t` > 0 free capacity.
+  double UsableFragmentation(const NodeGpus& node, const std::vector<std::vector<bool>>& matches,
+                             double t) const;
+  double FillFragmentation(const NodeGpus& node, const std::vector<std::vector<bool>>& matches,
+                           double t) const;
+
+  Measure measure_;
   double no_device_weight_ = 0;  // shapes asking for no device
   std::vector<Shape> group_shapes_;
   std::vector<std::vector<CapGroup>> caps_;  // per selector group

@@ -43,73 +43,177 @@ std::vector<std::vector<bool>> AllMatch(size_t shapes, size_t devices, bool v = 
   return std::vector<std::vector<bool>>(shapes, std::vector<bool>(devices, v));
 }
 
-TEST(Fragmentation, Table) {
-  struct Case {
-    const char* name;
-    NodeGpus node;
-    std::vector<WeightedShape> shapes;
-    bool match;
-    double want_milli;  // expected F / 1000
-  } cases[] = {
+struct FragmentationCase {
+  const char* name;
+  NodeGpus node;
+  std::vector<WeightedShape> shapes;
+  bool match;
+  double want_milli;  // expected F / 1000
+};
+
+// Checks the reference formula and the grouped table (one selector group
+// here) against every case, under `measure`.
+void CheckFragmentation(const std::vector<FragmentationCase>& cases, Measure measure) {
+  for (const FragmentationCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto m = AllMatch(c.shapes.size(), c.node.free.size(), c.match);
+    EXPECT_NEAR(Fragmentation(c.node, c.shapes, m, measure), c.want_milli * 1000, 1e-6);
+    ShapeTable t(c.shapes, measure);
+    auto gm = AllMatch(t.groups().size(), c.node.free.size(), c.match);
+    EXPECT_NEAR(t.Fragmentation(c.node, gm), c.want_milli * 1000, 1e-6);
+  }
+}
+
+TEST(Fragmentation, BothMeasuresTable) {
+  const std::vector<FragmentationCase> cases = {
       {"no free GPU, no fragment", Node({0, 0}), {{Share(500), 1}}, true, 0},
       {"CPU-only shape: every free GPU is a fragment",
        Node({1000, 500}),
        {{Whole(0), 1}},
        true,
        1500},
-      {"share fits: only GPUs with less free count",
-       Node({1000, 500}),
-       {{Share(600), 1}},
-       true,
-       500},
-      {"share fits everywhere", Node({1000, 700}), {{Share(600), 1}}, true, 0},
-      {"whole GPUs: too few fully free -> all free",
-       Node({1000, 500}),
-       {{Whole(2), 1}},
-       true,
-       1500},
-      {"whole GPU fits: partial GPUs are fragments",
-       Node({1000, 500, 250}),
-       {{Whole(1), 1}},
-       true,
-       750},
-      {"too little CPU -> all free", Node({1000, 1000}, 1000), {{Share(100, 2000), 1}}, true, 2000},
-      {"too little memory -> all free",
-       Node({1000, 600}, 64000, 1 << 30),
-       {{WithMemory(Share(500), int64_t{2} << 30), 1}},
-       true,
-       1600},
-      {"memory fits: only the GPU rule",
-       Node({1000, 400}, 64000, int64_t{4} << 30),
-       {{WithMemory(Share(500), int64_t{2} << 30), 1}},
-       true,
-       400},
-      {"CPU and memory per shape",
-       Node({1000, 400}, 8000, int64_t{4} << 30),
-       {{WithMemory(Share(500, 4000), int64_t{8} << 30), 1},
-        {WithMemory(Share(500, 16000), 1 << 30), 1},
-        {WithMemory(Share(500, 4000), 1 << 30), 2}},
-       true,
-       1400 + 1400 + 2 * 400},  // weights are used as given
       {"devices do not match the selectors -> all free",
        Node({1000}),
        {{Share(100), 1}},
        false,
        1000},
-      {"weights mix",
-       Node({1000, 300}),
-       {{Share(500), 0.5}, {Whole(2), 0.25}, {Whole(0), 0.25}},
-       true,
-       0.5 * 300 + 0.25 * 1300 + 0.25 * 1300},
+  };
+  for (Measure measure : {Measure::kUsable, Measure::kFill}) CheckFragmentation(cases, measure);
+}
+
+TEST(Fragmentation, Table) {
+  CheckFragmentation(
+      {
+          {"share fits: only GPUs with less free count",
+           Node({1000, 500}),
+           {{Share(600), 1}},
+           true,
+           500},
+          {"share fits everywhere", Node({1000, 700}), {{Share(600), 1}}, true, 0},
+          {"whole GPUs: too few fully free -> all free",
+           Node({1000, 500}),
+           {{Whole(2), 1}},
+           true,
+           1500},
+          {"whole GPU fits: partial GPUs are fragments",
+           Node({1000, 500, 250}),
+           {{Whole(1), 1}},
+           true,
+           750},
+          {"too little CPU -> all free",
+           Node({1000, 1000}, 1000),
+           {{Share(100, 2000), 1}},
+           true,
+           2000},
+          {"too little memory -> all free",
+           Node({1000, 600}, 64000, 1 << 30),
+           {{WithMemory(Share(500), int64_t{2} << 30), 1}},
+           true,
+           1600},
+          {"memory fits: only the GPU rule",
+           Node({1000, 400}, 64000, int64_t{4} << 30),
+           {{WithMemory(Share(500), int64_t{2} << 30), 1}},
+           true,
+           400},
+          {"CPU and memory per shape",
+           Node({1000, 400}, 8000, int64_t{4} << 30),
+           {{WithMemory(Share(500, 4000), int64_t{8} << 30), 1},
+            {WithMemory(Share(500, 16000), 1 << 30), 1},
+            {WithMemory(Share(500, 4000), 1 << 30), 2}},
+           true,
+           1400 + 1400 + 2 * 400},  // weights are used as given
+          {"weights mix",
+           Node({1000, 300}),
+           {{Share(500), 0.5}, {Whole(2), 0.25}, {Whole(0), 0.25}},
+           true,
+           0.5 * 300 + 0.25 * 1300 + 0.25 * 1300},
+      },
+      Measure::kUsable);
+}
+
+TEST(Fragmentation, FillTable) {
+  CheckFragmentation(
+      {
+          {"remainders on every device count", Node({1000, 530}), {{Share(470), 1}}, true, 60 + 60},
+          {"a device smaller than the share is all fragment",
+           Node({1000, 190}),
+           {{Share(810), 1}},
+           true,
+           190 + 190},
+          {"whole GPUs: partial devices are fragments",
+           Node({1000, 1000, 500}),
+           {{Whole(1), 1}},
+           true,
+           500},
+          {"multi-GPU copies: the odd whole device is a fragment",
+           Node({1000, 1000, 1000}),
+           {{Whole(2), 1}},
+           true,
+           1000},
+          {"too few whole devices -> all free", Node({1000, 500}), {{Whole(2), 1}}, true, 1500},
+          {"CPU bounds the copies",
+           Node({1000, 1000, 1000, 1000}, 24000),
+           {{Whole(1, 11000), 1}},
+           true,
+           2000},
+          {"CPU bounds shares too",
+           Node({1000, 1000}, 24000),
+           {{Share(470, 12000), 1}},
+           true,
+           2000 - 2 * 470},
+          {"memory bounds the copies",
+           Node({1000, 1000}, 64000, int64_t{3} << 30),
+           {{WithMemory(Whole(1), int64_t{2} << 30), 1}},
+           true,
+           1000},
+          {"no CPU left -> all free", Node({1000}, 0), {{Share(100, 1000), 1}}, true, 1000},
+          {"weights mix",
+           Node({1000, 300}),
+           {{Share(500), 0.5}, {Whole(1), 0.5}},
+           true,
+           0.5 * 300 + 0.5 * 300},
+      },
+      Measure::kFill);
+}
+
+// How the Fill measure ranks two placements (score = F before - F after).
+TEST(Fragmentation, FillRanksPlacementsTable) {
+  struct Case {
+    const char* name;
+    std::vector<WeightedShape> shapes;
+    NodeGpus a_before, a_after, b_before, b_after;
+    bool fill_prefers_a;
+  } cases[] = {
+      {"a 470 share goes next to another 470 rather than on a fresh GPU",
+       {{Share(470), 0.5}, {Whole(1), 0.5}},
+       Node({530, 1000}),
+       Node({60, 1000}),
+       Node({530, 1000}),
+       Node({530, 530}),
+       true},
+      {"a whole-GPU pod goes where CPU strands GPUs for the CPU-hungry shape",
+       {{Share(470, 12000), 1}},
+       Node({1000, 1000}, 24000),
+       Node({0, 1000}, 12000),
+       Node({1000, 1000}, 96000),
+       Node({0, 1000}, 84000),
+       true},
+      {"a CPU-only pod goes where CPU is plentiful",
+       {{Whole(1, 10000), 1}},
+       Node({1000, 1000}, 20000),
+       Node({1000, 1000}, 10000),
+       Node({1000, 1000}, 96000),
+       Node({1000, 1000}, 86000),
+       false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto m = AllMatch(c.shapes.size(), c.node.free.size(), c.match);
-    EXPECT_NEAR(Fragmentation(c.node, c.shapes, m), c.want_milli * 1000, 1e-6);
-    // The grouped table gives the same value (one selector group here).
-    ShapeTable t(c.shapes);
-    auto gm = AllMatch(t.groups().size(), c.node.free.size(), c.match);
-    EXPECT_NEAR(t.Fragmentation(c.node, gm), c.want_milli * 1000, 1e-6);
+    ShapeTable t(c.shapes, Measure::kFill);
+    auto m = AllMatch(t.groups().size(), c.a_before.free.size());
+    const double a = t.Fragmentation(c.a_before, m) - t.Fragmentation(c.a_after, m);
+    const double b = t.Fragmentation(c.b_before, m) - t.Fragmentation(c.b_after, m);
+    EXPECT_EQ(a > b, c.fill_prefers_a) << a << " vs " << b;
+    EXPECT_NE(a, b);
   }
 }
 
@@ -131,34 +235,36 @@ TEST(ShapeTable, AgreesWithFragmentationOnMixedShapes) {
     if (next(2) == 0) s.memory = static_cast<int64_t>(next(8)) << 30;
     shapes.push_back({s, 1.0 + static_cast<double>(next(5))});
   }
-  ShapeTable table(shapes);
-  for (int trial = 0; trial < 50; ++trial) {
-    SCOPED_TRACE(trial);
-    std::vector<int64_t> free;
-    const size_t n = 1 + next(8);
-    for (size_t i = 0; i < n; ++i) free.push_back(static_cast<int64_t>(next(5)) * 250);
-    NodeGpus node =
-        Node(free, 1000 * static_cast<int64_t>(next(20)), static_cast<int64_t>(next(8)) << 30);
-    // Per-group device matches, expanded to per-shape for the reference.
-    std::vector<std::vector<bool>> group_matches;
-    for (size_t g = 0; g < table.groups().size(); ++g) {
-      std::vector<bool> m(n);
-      for (size_t i = 0; i < n; ++i) m[i] = next(4) != 0;
-      group_matches.push_back(m);
-    }
-    std::vector<std::vector<bool>> shape_matches;
-    for (const WeightedShape& ws : shapes) {
-      std::vector<bool> m(n, false);
+  for (Measure measure : {Measure::kUsable, Measure::kFill}) {
+    ShapeTable table(shapes, measure);
+    for (int trial = 0; trial < 50; ++trial) {
+      SCOPED_TRACE(trial);
+      std::vector<int64_t> free;
+      const size_t n = 1 + next(8);
+      for (size_t i = 0; i < n; ++i) free.push_back(static_cast<int64_t>(next(5)) * 250);
+      NodeGpus node =
+          Node(free, 1000 * static_cast<int64_t>(next(20)), static_cast<int64_t>(next(8)) << 30);
+      // Per-group device matches, expanded to per-shape for the reference.
+      std::vector<std::vector<bool>> group_matches;
       for (size_t g = 0; g < table.groups().size(); ++g) {
-        if (table.groups()[g].device_class == ws.shape.device_class &&
-            table.groups()[g].selectors == ws.shape.selectors) {
-          m = group_matches[g];
-        }
+        std::vector<bool> m(n);
+        for (size_t i = 0; i < n; ++i) m[i] = next(4) != 0;
+        group_matches.push_back(m);
       }
-      shape_matches.push_back(m);
+      std::vector<std::vector<bool>> shape_matches;
+      for (const WeightedShape& ws : shapes) {
+        std::vector<bool> m(n, false);
+        for (size_t g = 0; g < table.groups().size(); ++g) {
+          if (table.groups()[g].device_class == ws.shape.device_class &&
+              table.groups()[g].selectors == ws.shape.selectors) {
+            m = group_matches[g];
+          }
+        }
+        shape_matches.push_back(m);
+      }
+      EXPECT_NEAR(table.Fragmentation(node, group_matches),
+                  Fragmentation(node, shapes, shape_matches, measure), 1e-3);
     }
-    EXPECT_NEAR(table.Fragmentation(node, group_matches),
-                Fragmentation(node, shapes, shape_matches), 1e-3);
   }
 }
 
@@ -206,6 +312,8 @@ TEST(GpuFragmentationArgs, DecodeTable) {
       {"tie break", R"({"tieBreak":"None"})", ""},
       {"bad tie break", R"({"tieBreak":"Spread"})", "Unsupported value: \"Spread\""},
       {"device choice", R"({"deviceChoice":"FirstFit"})", ""},
+      {"fill measure", R"({"measure":"Fill"})", ""},
+      {"bad measure", R"({"measure":"Spread"})", "Unsupported value: \"Spread\""},
       {"tie break with CPU", R"({"tieBreak":"PackingCpu"})", ""},
       {"tie break with a fixed order", R"({"tieBreak":"PackingStable"})", ""},
       {"resolution", R"({"resolution":"50"})", ""},
@@ -248,7 +356,7 @@ TEST(GpuFragmentationArgs, DecodeTable) {
   EXPECT_EQ(error, "");
   EXPECT_EQ(b.shapes, a.shapes);
   GpuFragmentationArgs c = DecodeArgs(
-      R"({"tieBreak":"PackingCpu","resolution":"50m","memoryFit":false,"deviceChoice":"FirstFit"})",
+      R"({"tieBreak":"PackingCpu","resolution":"50m","memoryFit":false,"deviceChoice":"FirstFit","measure":"Fill"})",
       &error);
   ASSERT_EQ(error, "");
   GpuFragmentationArgs d = DecodeArgs(c.ToJson().dump(), &error);
@@ -257,6 +365,8 @@ TEST(GpuFragmentationArgs, DecodeTable) {
   EXPECT_EQ(d.resolution, 50);
   EXPECT_FALSE(d.memory_fit);
   EXPECT_EQ(d.device_choice, DeviceChoice::kFirstFit);
+  EXPECT_EQ(d.measure, Measure::kFill);
+  EXPECT_EQ(a.measure, Measure::kUsable);
 }
 
 // ---- Plugin on a DRA state ----------------------------------------------
