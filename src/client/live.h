@@ -41,7 +41,7 @@ struct LiveOptions {
   // binding_workers): each waits on its API writes, so the live binding rate
   // is at most binding_workers / (writes per pod x round trip). The binding
   // client keeps that many connections for reuse.
-  int binding_workers = 256;
+  int binding_workers = 64;
   // Called once the scheduler is built, before the reflectors start. What it
   // returns is destroyed before the scheduler (an error stops the run).
   std::function<absl::StatusOr<std::shared_ptr<void>>(const LiveContext&)> attach;

@@ -161,6 +161,7 @@ void AddRunFlags(CLI::App& app, RunFlags* f) {
                  "Gantry only: the most pods whose binding (PreBind and Bind API writes) runs at "
                  "once; threads are started as needed up to this many.")
       ->check(CLI::Range(1, 4096))
+      ->capture_default_str()
       ->group(kMisc);
 
   app.add_flag("--leader-elect", f->leader_elect,

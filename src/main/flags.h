@@ -49,7 +49,7 @@ struct RunFlags {
   std::string logging_format = "text";
   std::string feature_gates;
   // Gantry-only: the most binding cycles (PreBind + Bind API writes) in flight at once.
-  int binding_workers = 256;
+  int binding_workers = 64;
 
   // Deprecated (ignored with --config, as upstream).
   float kube_api_qps = 50;
