@@ -9,6 +9,8 @@
 to gantry (e.g. --gantry-arg=--binding-workers=16 for an A/B), --gantry-wrapper runs gantry
 under a profiler ('heaptrack -o /tmp/h'; CPU and RSS are then the wrapper's), --keep-logs
 keeps each run's scheduler log (the control plane's directory is removed after the run).
+Each run records the 1-minute load average every 5 s while it waits for the binds
+(load_during_run: min / max / mean; the table's "load" column is the mean).
 
 For each workload and each repetition, each scheduler runs once, in alternation (upstream first
 on odd repetitions, Gantry first on even ones), every run on a FRESH control plane (etcd v3.7.3,
@@ -550,7 +552,11 @@ def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
             proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             try:
                 deadline = start + timeout
+                loads, next_load = [os.getloadavg()[0]], start + 5
                 while not watcher.done.wait(0.2):
+                    if time.monotonic() >= next_load:  # 1-minute load average every 5 s
+                        loads.append(os.getloadavg()[0])
+                        next_load += 5
                     if proc.poll() is not None:
                         raise RuntimeError(f"{scheduler} exited with {proc.returncode} (log: {logpath})")
                     if time.monotonic() > deadline:
@@ -591,6 +597,8 @@ def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
                                          if cpu is not None and "cpu" in first else None)
         result["cpu_seconds_per_1000_pods"] = (round(1000.0 * cpu / measured, 3) if cpu is not None else None)
         result["peak_rss_mib"] = round(hwm, 1) if hwm is not None else None
+        result["load_during_run"] = {"min": round(min(loads), 2), "max": round(max(loads), 2),
+                                     "mean": round(sum(loads) / len(loads), 2), "samples": len(loads)}
         result["apiserver_cpu_seconds"] = round(api_cpu, 2)
         result["etcd_cpu_seconds"] = round(etcd_cpu, 2)
         result["ok"] = tp["bound"] == measured
@@ -678,13 +686,14 @@ def validate_report(report):
 def print_table(report):
     print()
     print(f"{'workload':<16} {'scheduler':<9} {'pods':>6} {'pods/s':>8} {'avg 1s':>8} {'p50 1s':>7} "
-          f"{'CPU s':>7} {'CPU/1k':>7} {'RSS MiB':>8} {'apisrv CPU':>10} {'1st bind':>8}")
+          f"{'CPU s':>7} {'CPU/1k':>7} {'RSS MiB':>8} {'apisrv CPU':>10} {'1st bind':>8} {'load':>6}")
     for r in report["runs"]:
         st = r.get("sample_stats") or {}
         print(f"{r['workload']:<16} {r['scheduler']:<9} {r['bound']:>6} {str(r['pods_per_second']):>8} "
               f"{str(st.get('Average')):>8} {str(st.get('Perc50')):>7} {str(r['cpu_seconds']):>7} "
               f"{str(r['cpu_seconds_per_1000_pods']):>7} {str(r['peak_rss_mib']):>8} "
-              f"{str(r['apiserver_cpu_seconds']):>10} {str(r['start_to_first_bind_seconds']):>8}")
+              f"{str(r['apiserver_cpu_seconds']):>10} {str(r['start_to_first_bind_seconds']):>8} "
+              f"{str((r.get('load_during_run') or {}).get('mean')):>6}")
     print()
     for w, e in report["summary"].items():
         if "ratios" in e:
