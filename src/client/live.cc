@@ -268,8 +268,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   {
     const scheduler::BindingPoolStats bs = sched.BindingStats();
     spdlog::info(
-        "binding pool: {} cycles, {} threads started (limit {}), at most {} in flight; API client: "
-        "{} "
+        "binding pool: {} cycles, {} threads started (limit {}), at most {} in flight; API client: {} "
         "requests over {} connections",
         bs.started, bs.threads, opts.binding_workers, bs.peak_in_flight, (*client)->requests_sent(),
         (*client)->connections_opened());
@@ -280,6 +279,14 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   source.Stop();
   attachment.reset();
   writer.Flush(5'000);
+  {
+    const WriterStats ws = writer.Stats();
+    spdlog::info(
+        "writer: {} bindings ({} conflicts), {} events created, {} folded into series, {} dropped (queue "
+        "full), {} failed; {} status patches, {} failed, {} superseded",
+        ws.bindings, ws.binding_conflicts, ws.events_created, ws.events_folded, ws.events_dropped,
+        ws.event_failures, ws.status_patches, ws.status_patch_failures, ws.status_patches_superseded);
+  }
   (void)discovery_stop;
   if (lost) return absl::AbortedError("leader election lost");
   return absl::OkStatus();
