@@ -170,6 +170,9 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", workload.quick, "Use the workload's smallest size (smoke test)");
   app.add_option("--json", workload_json, "Write the workload report (with perf-dash dataItems) here");
   app.add_option("--config", workload.config_path, "KubeSchedulerConfiguration for the workload run");
+  app.add_flag(
+      "!--no-node-result-reuse", workload.node_result_reuse,
+      "Evaluate every node for every pod (no per-node result reuse between pods of one spec)");
   app.add_flag("--list-workloads", list_workloads, "List the workloads and their sizes");
 
   PerfClusterOptions perf;

@@ -480,6 +480,7 @@ absl::StatusOr<nlohmann::json> RunWorkload(const WorkloadOptions& opts) {
   absl::StatusOr<scheduler::SchedulerBundle> bundle = scheduler::BuildScheduler(
       *cfg, registry, cluster, writer, clock, opts.seed, /*binding_workers=*/0);
   if (!bundle.ok()) return bundle.status();
+  bundle->scheduler->SetNodeResultReuse(opts.node_result_reuse);
   sim::SimulationResult result =
       sim::RunSimulation(std::move(objects), *bundle->scheduler, writer, clock, opts.seed);
 

@@ -64,6 +64,7 @@ struct WorkloadOptions {
   std::string name;         // "Case" (default size) or "Case/Size"
   bool quick = false;       // smallest size, for smoke tests
   std::string config_path;  // optional KubeSchedulerConfiguration
+  bool node_result_reuse = true;  // Scheduler::SetNodeResultReuse (off: to compare)
   uint64_t seed = 1;
 };
 

@@ -394,19 +394,29 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
                                          const std::vector<const NodeInfo*>& nodes,
                                          std::vector<int64_t>* totals,
                                          std::vector<PluginScores>* by_plugin,
-                                         NodeResultCache* cache) {
+                                         NodeResultCache* cache,
+                                         const std::vector<NodeResultCache::Entry*>* cached) {
   totals->assign(nodes.size(), 0);
   if (by_plugin != nullptr) by_plugin->clear();
-  std::vector<WeightedScorePlugin> active;
+  // Per-thread scratch, reused by the thread's next cycle. Bound to plain
+  // references: the worker threads below must see this thread's instances.
+  thread_local std::vector<WeightedScorePlugin> active_scratch;
+  thread_local std::vector<std::vector<NodeScore>> scores_scratch;
+  thread_local std::vector<int> to_score_scratch;
+  thread_local std::vector<NodeResultCache::Entry*> entries_scratch;
+  std::vector<WeightedScorePlugin>& active = active_scratch;
+  std::vector<std::vector<NodeScore>>& scores = scores_scratch;
+  std::vector<int>& to_score = to_score_scratch;
+  std::vector<NodeResultCache::Entry*>& entries = entries_scratch;
+  active.clear();
+  to_score.clear();
   for (const WeightedScorePlugin& w : score_) {
     if (!state.SkipScore(w.plugin->Name())) active.push_back(w);
   }
   if (active.empty() || nodes.empty()) return Status();
   const size_t n = nodes.size();
-  std::vector<std::vector<NodeScore>> scores(active.size(), std::vector<NodeScore>(n));
-  // With a usable cache only the nodes it does not hold are scored.
-  std::vector<int> to_score;
-  std::vector<NodeResultCache::Entry*> entries;
+  if (scores.size() < active.size()) scores.resize(active.size());
+  for (size_t k = 0; k < active.size(); ++k) scores[k].assign(n, NodeScore{});
   if (cache != nullptr) {
     std::vector<ScorePlugin*> plugins;
     plugins.reserve(active.size());
@@ -414,17 +424,20 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
     if (!cache->PrepareScore(pod, plugins)) cache = nullptr;
   }
   if (cache != nullptr) {
-    cache->Reserve(n);
-    entries.resize(n);
+    if (cached != nullptr && cached->size() == n) {
+      entries = *cached;
+    } else {
+      cache->Reserve(n);
+      entries.resize(n);
+      for (size_t i = 0; i < n; ++i) entries[i] = &cache->At(*nodes[i]);
+    }
     for (size_t i = 0; i < n; ++i) {
-      NodeResultCache::Entry& e = cache->At(*nodes[i]);
-      entries[i] = &e;
+      const NodeResultCache::Entry& e = *entries[i];
       if (!e.scored) {
         to_score.push_back(static_cast<int>(i));
         continue;
       }
-      for (size_t k = 0; k < active.size(); ++k)
-        scores[k][i] = NodeScore{nodes[i]->name(), e.raw[k]};
+      for (size_t k = 0; k < active.size(); ++k) scores[k][i] = NodeScore{e.name, e.raw[k]};
     }
     cache->counters().score_hits += static_cast<int64_t>(n - to_score.size());
     cache->counters().score_misses += static_cast<int64_t>(to_score.size());
@@ -581,9 +594,11 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
 Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   std::vector<int64_t>* totals,
-                                  std::vector<PluginScores>* by_plugin, NodeResultCache* cache) {
+                                  std::vector<PluginScores>* by_plugin, NodeResultCache* cache,
+                                  const std::vector<NodeResultCache::Entry*>* cached) {
   return Timed(
-      "Score", [&] { return RunScorePluginsUntimed(state, pod, nodes, totals, by_plugin, cache); },
+      "Score",
+      [&] { return RunScorePluginsUntimed(state, pod, nodes, totals, by_plugin, cache, cached); },
       StatusCode);
 }
 

@@ -133,10 +133,13 @@ class Framework final : public FrameworkHandle {
   // With `cache` (prepared for `pod` by its PrepareFilter), raw scores of
   // nodes it holds are taken from it and the others are stored in it, when
   // every active score plugin is node-local for `pod`; the totals are the same.
+  // `cached` (optional, with `cache`): the cache's entries of `nodes`, in
+  // the same order, as the caller already looked them up.
   Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
                          const std::vector<const NodeInfo*>& nodes, std::vector<int64_t>* totals,
                          std::vector<PluginScores>* by_plugin = nullptr,
-                         NodeResultCache* cache = nullptr);
+                         NodeResultCache* cache = nullptr,
+                         const std::vector<NodeResultCache::Entry*>* cached = nullptr);
   Status RunReservePlugins(CycleState& state, const PodInfo& pod, std::string_view node);
   void RunUnreservePlugins(CycleState& state, const PodInfo& pod, std::string_view node);
   Status RunPermitPlugins(CycleState& state, const PodInfo& pod, std::string_view node);
@@ -235,7 +238,8 @@ class Framework final : public FrameworkHandle {
   Status RunScorePluginsUntimed(const CycleState& state, const PodInfo& pod,
                                 const std::vector<const NodeInfo*>& nodes,
                                 std::vector<int64_t>* totals, std::vector<PluginScores>* by_plugin,
-                                NodeResultCache* cache);
+                                NodeResultCache* cache,
+                                const std::vector<NodeResultCache::Entry*>* cached);
   Status RunReservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
   void RunUnreservePluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);
   Status RunPermitPluginsUntimed(CycleState& state, const PodInfo& pod, std::string_view node);

@@ -45,7 +45,7 @@ bool NodeResultCache::PrepareScore(const PodInfo& pod, const std::vector<ScorePl
   if (scores == scores_) return AllSame(score_locals_, *pod_, pod);
   std::vector<const NodeLocalPlugin*> locals = Locals(scores);
   if (!AllSame(locals, *pod_, pod)) return false;
-  for (auto& [node, e] : entries_) {
+  for (Entry& e : entries_) {
     e.scored = false;
     e.raw.clear();
   }
@@ -54,15 +54,39 @@ bool NodeResultCache::PrepareScore(const PodInfo& pod, const std::vector<ScorePl
   return true;
 }
 
-NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node) {
-  Entry& e = entries_[&node];
+NodeResultCache::Entry& NodeResultCache::Refresh(Entry& e, const NodeInfo& node) {
   if (e.generation != node.generation()) {
+    e.name = node.name();
     e.generation = node.generation();
     e.verdict = Entry::Verdict::kUnknown;
     e.status = Status();
     e.scored = false;
     e.raw.clear();
   }
+  return e;
+}
+
+NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node) {
+  auto [it, inserted] = slot_of_.try_emplace(&node, static_cast<uint32_t>(entries_.size()));
+  if (inserted) {
+    Entry& fresh = entries_.emplace_back();
+    fresh.node = &node;
+    fresh.name = node.name();
+    fresh.generation = node.generation();
+    return fresh;
+  }
+  return Refresh(entries_[it->second], node);
+}
+
+NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node, size_t position) {
+  if (position < slot_at_.size()) {
+    const uint32_t slot = slot_at_[position];
+    if (slot != kNoSlot && entries_[slot].node == &node) return Refresh(entries_[slot], node);
+  } else {
+    slot_at_.resize(position + 1, kNoSlot);
+  }
+  Entry& e = At(node);
+  slot_at_[position] = static_cast<uint32_t>(&e - entries_.data());
   return e;
 }
 
@@ -74,6 +98,8 @@ void NodeResultCache::Clear() {
   scores_.clear();
   score_locals_.clear();
   entries_.clear();
+  slot_of_.clear();
+  slot_at_.clear();
 }
 
 }  // namespace gantry::framework

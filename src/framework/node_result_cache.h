@@ -8,9 +8,10 @@
 // results equal those of the pod the cache holds. A pod of another spec
 // starts the cache over; a pod whose results are not node-local does not use
 // it. The owner chooses the scope and clears the cache when the snapshot's
-// nodes change (Snapshot::nodes_version): the scheduler keeps one for its
-// group cycles, so a stream of gangs made from one template filters and
-// scores each node once plus the nodes that changed since.
+// nodes change (Snapshot::nodes_version) or other state a NodeLocalPlugin
+// reads does (DeviceClasses): the scheduler keeps one for its scheduling and
+// group cycles, so a stream of pods or gangs made from one template filters
+// and scores each node once plus the nodes that changed since.
 //
 // Not thread-safe: one scheduling thread uses a cache at a time.
 #ifndef GANTRY_SRC_FRAMEWORK_NODE_RESULT_CACHE_H_
@@ -18,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -28,8 +30,12 @@ namespace gantry::framework {
 
 class NodeResultCache {
  public:
-  // One node's results, valid for `generation`.
+  // One node's results, valid for `generation`. `name` is the node's name
+  // (valid while the entry is: a node's Node object changes only with the
+  // snapshot's nodes_version, which clears the cache).
   struct Entry {
+    const NodeInfo* node = nullptr;
+    std::string_view name;
     uint64_t generation = 0;
     enum class Verdict : uint8_t { kUnknown, kFits, kRejected } verdict = Verdict::kUnknown;
     Status status;  // the rejection, when kRejected
@@ -53,9 +59,18 @@ class NodeResultCache {
   // references stay valid until the next insertion; call Reserve(n) before
   // taking n of them.
   Entry& At(const NodeInfo& node);
-  void Reserve(size_t more) { entries_.reserve(entries_.size() + more); }
+  // The same, for the node at `position` of one fixed node list (the
+  // snapshot's NodeInfos(), unchanged while the cache holds entries):
+  // cheaper, as the list's positions index the entries directly.
+  Entry& At(const NodeInfo& node, size_t position);
+  void Reserve(size_t more) {
+    entries_.reserve(entries_.size() + more);
+    slot_of_.reserve(entries_.size() + more);
+  }
 
   void Clear();
+  // Nodes with an entry (tests read it).
+  size_t size() const { return entries_.size(); }
   // Nodes served from the cache / evaluated, by Filter and by Score (tests
   // and benchmarks read them).
   struct Counters {
@@ -71,7 +86,11 @@ class NodeResultCache {
   std::vector<const NodeLocalPlugin*> filter_locals_;  // filters_ as NodeLocalPlugins
   std::vector<ScorePlugin*> scores_;
   std::vector<const NodeLocalPlugin*> score_locals_;
-  absl::flat_hash_map<const NodeInfo*, Entry> entries_;
+  std::vector<Entry> entries_;                              // one per node seen
+  absl::flat_hash_map<const NodeInfo*, uint32_t> slot_of_;  // node -> index in entries_
+  std::vector<uint32_t> slot_at_;  // position -> index in entries_ (kNoSlot: unknown)
+  static constexpr uint32_t kNoSlot = ~uint32_t{0};
+  Entry& Refresh(Entry& e, const NodeInfo& node);
   Counters counters_;
 };
 

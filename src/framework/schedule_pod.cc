@@ -10,6 +10,9 @@
 namespace gantry::framework {
 namespace {
 
+// How many nodes ahead the cached-verdict pass prefetches NodeInfos.
+constexpr int kPrefetchAhead = 8;
+
 constexpr int kMinFeasibleNodesToFind = 100;
 constexpr int kMinFeasibleNodesPercentageToFind = 5;
 
@@ -104,12 +107,21 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   std::vector<Status>& statuses = status_scratch_;
   std::vector<const NodeInfo*> feasible;
   feasible.reserve(static_cast<size_t>(to_find));
+  std::vector<NodeResultCache::Entry*> feasible_entries;  // with the cache: theirs
   std::atomic<bool> had_error{false};
   std::mutex error_mu;
   Status first_error;
   int evaluated = 0;
   const std::vector<FilterPlugin*> active_filters = fw.ActiveFilterPlugins(state);
   if (cache != nullptr && !cache->PrepareFilter(&fw, pod, active_filters)) cache = nullptr;
+  // The snapshot's own list keeps its positions while the cache holds
+  // entries (it is cleared when the nodes change).
+  const bool by_position = candidates == &snapshot.NodeInfos();
+  if (cache != nullptr) {
+    // Entry pointers are kept across waves: no insertion may move them.
+    cache->Reserve(static_cast<size_t>(n));
+    feasible_entries.reserve(static_cast<size_t>(to_find));
+  }
   std::vector<int>& misses = miss_scratch_;  // wave positions the cache does not hold
   std::vector<NodeResultCache::Entry*>& entries = entry_scratch_;
   while (evaluated < n && static_cast<int>(feasible.size()) < to_find) {
@@ -122,10 +134,15 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
     };
     misses.clear();
     if (cache != nullptr) {
-      cache->Reserve(static_cast<size_t>(wave));
       entries.resize(static_cast<size_t>(wave));
       for (int k = 0; k < wave; ++k) {
-        NodeResultCache::Entry& e = cache->At(*node_at(k));
+        // The NodeInfo's first cache line holds its generation, which the
+        // lookup compares: fetch it ahead of the scattered NodeInfos.
+        if (k + kPrefetchAhead < wave) __builtin_prefetch(node_at(k + kPrefetchAhead));
+        NodeResultCache::Entry& e =
+            by_position ? cache->At(*node_at(k), (start + static_cast<size_t>(base + k)) %
+                                                     static_cast<size_t>(n))
+                        : cache->At(*node_at(k));
         entries[static_cast<size_t>(k)] = &e;
         if (e.verdict == NodeResultCache::Entry::Verdict::kFits) {
           verdict[static_cast<size_t>(k)] = 1;
@@ -168,7 +185,10 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
       const size_t pos = static_cast<size_t>(base + k);
       const NodeInfo* node = (*candidates)[(start + pos) % static_cast<size_t>(n)];
       if (verdict[static_cast<size_t>(k)] == 1) {
-        if (static_cast<int>(feasible.size()) < to_find) feasible.push_back(node);
+        if (static_cast<int>(feasible.size()) < to_find) {
+          feasible.push_back(node);
+          if (cache != nullptr) feasible_entries.push_back(entries[static_cast<size_t>(k)]);
+        }
       } else {
         Status& fst = statuses[static_cast<size_t>(k)];
         auto& plugins = fit_error->diagnosis.unschedulable_plugins;
@@ -196,7 +216,8 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   st = fw.RunPreScorePlugins(state, pod, feasible);
   if (!st.IsSuccess()) return st;
   std::vector<int64_t> totals;
-  st = fw.RunScorePlugins(state, pod, feasible, &totals, nullptr, cache);
+  st = fw.RunScorePlugins(state, pod, feasible, &totals, nullptr, cache,
+                          cache != nullptr ? &feasible_entries : nullptr);
   if (!st.IsSuccess()) return st;
 
   // selectHost: the maximum total; ties broken uniformly by reservoir sampling.

@@ -30,6 +30,7 @@ struct SimulateOptions {
   std::string report;
   uint64_t seed = 1;
   std::vector<std::string> scheduler_names;
+  bool node_result_reuse = true;
 };
 
 std::string Msg(const absl::Status& st) { return std::string(st.message()); }
@@ -97,6 +98,7 @@ int RunSimulate(const SimulateOptions& opts) {
     std::fprintf(stderr, "gantry simulate: %s\n", Msg(bundle.status()).c_str());
     return 2;
   }
+  bundle->scheduler->SetNodeResultReuse(opts.node_result_reuse);
   // The run takes the pods over (held once, not copied): keep what the
   // utilisation report needs first.
   const sim::UtilisationBase utilisation = sim::TakeUtilisationBase(objects);
@@ -154,6 +156,10 @@ void RegisterSimulate(CLI::App& app, RunFn* run) {
   sub->add_option("--config", opts->config, "KubeSchedulerConfiguration file (default: built-in defaults)");
   sub->add_option("--seed", opts->seed, "Seed for tie-breaking (same seed, same placements)");
   sub->add_option("--report", opts->report, "Write the JSON report here");
+  sub->add_flag(
+      "!--no-node-result-reuse", opts->node_result_reuse,
+      "Evaluate every node for every pod (no per-node result reuse between pods of one spec; "
+      "the placements are the same)");
   sub->add_option("--scheduler-name", opts->scheduler_names,
                   "Scheduler names counted as ours in the inventory (default: the profiles')");
   sub->callback([opts, run] { *run = [opts] { return RunSimulate(*opts); }; });

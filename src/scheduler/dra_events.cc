@@ -32,6 +32,7 @@ void Scheduler::OnResourceSliceDelete(std::shared_ptr<const api::ResourceSlice> 
 void Scheduler::OnDeviceClass(std::shared_ptr<const api::DeviceClass> old_obj,
                               std::shared_ptr<const api::DeviceClass> obj) {
   dra_->UpsertClass(obj);
+  node_results_stale_.store(true, std::memory_order_release);
   if (!queue_) return;
   const bool upd = old_obj != nullptr;
   queue_->MoveAllToActiveOrBackoffQueue(
@@ -41,6 +42,7 @@ void Scheduler::OnDeviceClass(std::shared_ptr<const api::DeviceClass> old_obj,
 
 void Scheduler::OnDeviceClassDelete(std::shared_ptr<const api::DeviceClass> obj) {
   dra_->DeleteClass(obj->meta.name);
+  node_results_stale_.store(true, std::memory_order_release);
   if (!queue_) return;
   queue_->MoveAllToActiveOrBackoffQueue(
       ClusterEvent{EventResource::kDeviceClass, framework::kDelete, "DeviceClassDelete"}, std::move(obj), nullptr);

@@ -694,13 +694,9 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
   state_.UpdateSnapshot(&snapshot_);
   fw->SetSnapshot(&snapshot_);
   if (domain_cache_ == nullptr) domain_cache_ = std::make_shared<TopologyDomainCache>();
-  if (node_results_version_ != snapshot_.nodes_version() || !reuse_node_results_) {
-    // Results hold while the snapshot has the same nodes (plus generations).
-    node_results_.Clear();
-    node_results_version_ = snapshot_.nodes_version();
-  }
+  framework::NodeResultCache* node_results = NodeResultsForCycle();
   Placer placer(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_, node_results_,
-                reuse_node_results_);
+                node_results != nullptr);
   Outcome outcome;
   {
     // Room nominated to other preemptors of >= priority stays theirs (group_preemption.h).

@@ -125,6 +125,15 @@ framework::Framework* Scheduler::Profile(std::string_view scheduler_name) const 
   return it == by_name_.end() ? nullptr : it->second;
 }
 
+framework::NodeResultCache* Scheduler::NodeResultsForCycle() {
+  const bool stale = node_results_stale_.exchange(false, std::memory_order_acq_rel);
+  if (stale || !reuse_node_results_ || node_results_version_ != snapshot_.nodes_version()) {
+    node_results_.Clear();
+    node_results_version_ = snapshot_.nodes_version();
+  }
+  return reuse_node_results_ ? &node_results_ : nullptr;
+}
+
 // ---- Event handlers ---------------------------------------------------------
 
 void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
@@ -320,7 +329,8 @@ bool Scheduler::ScheduleOne(bool blocking) {
       }
     }
     if (!on_nominated)
-      st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error);
+      st = algorithm_->Schedule(*fw, *cycle_state, pod, snapshot_, &result, &fit_error, nullptr,
+                                NodeResultsForCycle());
   }
   if (!st.IsSuccess()) {
     std::string nominated;

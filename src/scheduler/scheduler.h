@@ -9,6 +9,7 @@
 #ifndef GANTRY_SRC_SCHEDULER_SCHEDULER_H_
 #define GANTRY_SRC_SCHEDULER_SCHEDULER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -180,9 +181,10 @@ class Scheduler {
     std::erase(observers_, observer);
   }
   framework::Framework* Profile(std::string_view scheduler_name) const;
-  // Whether group cycles reuse per-node Filter / Score results between
-  // members of one spec (framework::NodeResultCache; on by default). The
-  // placements are the same either way; off is for comparing and diagnosing.
+  // Whether scheduling cycles reuse per-node Filter / Score results between
+  // pods of one spec: consecutive single pods of one template and the members
+  // of a group (framework::NodeResultCache; on by default). The placements
+  // are the same either way; off is for comparing and diagnosing.
   void SetNodeResultReuse(bool on) { reuse_node_results_ = on; }
   const framework::NodeResultCache& node_results() const { return node_results_; }
   const std::vector<std::unique_ptr<framework::Framework>>& profiles() const { return profiles_; }
@@ -294,12 +296,20 @@ class Scheduler {
   // Topology domains of the snapshot's nodes per label key, reused by group
   // cycles while no node is added, removed or relabelled (group_cycle.cc).
   std::shared_ptr<TopologyDomainCache> domain_cache_;
-  // Per-node Filter verdicts and raw scores shared by group members of one
-  // spec, across group cycles while snapshot_ keeps its nodes_version (every
-  // other change moves the changed NodeInfos' generations).
+  // Per-node Filter verdicts and raw scores shared by pods of one spec,
+  // across scheduling and group cycles while snapshot_ keeps its
+  // nodes_version and no DeviceClass changes (NodeResourcesFit reads which
+  // extended resources DeviceClasses serve); every other change moves the
+  // changed NodeInfos' generations. Scheduling thread only.
   framework::NodeResultCache node_results_;
   uint64_t node_results_version_ = 0;
   bool reuse_node_results_ = true;
+  // Set by the DeviceClass handlers (any thread): node_results_ is cleared
+  // before its next use.
+  std::atomic<bool> node_results_stale_{false};
+  // node_results_ ready for the snapshot just updated, or null when reuse is
+  // off (cleared first when the nodes or DeviceClasses changed).
+  framework::NodeResultCache* NodeResultsForCycle();
 
   // Binding workers (live mode).
   std::mutex bind_mu_;
