@@ -423,16 +423,17 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
     for (const WeightedScorePlugin& w : active) plugins.push_back(w.plugin);
     if (!cache->PrepareScore(pod, plugins)) cache = nullptr;
   }
+  // The cache's entries of `nodes`: the caller's, or looked up here.
+  const std::vector<NodeResultCache::Entry*>* node_entries = cached;
   if (cache != nullptr) {
-    if (cached != nullptr && cached->size() == n) {
-      entries = *cached;
-    } else {
+    if (cached == nullptr || cached->size() != n) {
       cache->Reserve(n);
       entries.resize(n);
       for (size_t i = 0; i < n; ++i) entries[i] = &cache->At(*nodes[i]);
+      node_entries = &entries;
     }
     for (size_t i = 0; i < n; ++i) {
-      const NodeResultCache::Entry& e = *entries[i];
+      const NodeResultCache::Entry& e = *(*node_entries)[i];
       if (!e.scored) {
         to_score.push_back(static_cast<int>(i));
         continue;
@@ -466,7 +467,7 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
   });
   if (failed.load()) return first_error;
   for (int i : to_score) {
-    NodeResultCache::Entry& e = *entries[static_cast<size_t>(i)];
+    NodeResultCache::Entry& e = *(*node_entries)[static_cast<size_t>(i)];
     e.raw.resize(active.size());
     for (size_t k = 0; k < active.size(); ++k) e.raw[k] = scores[k][static_cast<size_t>(i)].score;
     e.scored = true;
