@@ -4,11 +4,15 @@
     compare_upstream.py --gantry BUILD/bin/gantry [--quick] [--workloads A,B] [--repeat N]
                         [--json OUT.json] [--schedulers upstream,gantry] [--gantry-arg ARG]...
                         [--gantry-wrapper CMD] [--keep-logs DIR]
+                        [--apiserver-profile DIR [--apiserver-profile-seconds S]]
 
 --schedulers gantry runs one side only (no ratios; for iterating), --gantry-arg passes a flag
 to gantry (e.g. --gantry-arg=--binding-workers=16 for an A/B), --gantry-wrapper runs gantry
 under a profiler ('heaptrack -o /tmp/h'; CPU and RSS are then the wrapper's), --keep-logs
 keeps each run's scheduler log (the control plane's directory is removed after the run).
+--apiserver-profile DIR starts kube-apiserver with --profiling=true and, at each run's first
+bind, fetches a CPU profile of S seconds (default 15) from its /debug/pprof/profile into
+DIR/<workload>-<scheduler>-<n>.pprof (read it with `go tool pprof -top FILE`).
 Each run records the 1-minute load average every 5 s while it waits for the binds
 (load_during_run: min / max / mean; the table's "load" column is the mean).
 
@@ -24,7 +28,12 @@ kube-apiserver and kube-controller-manager v1.37.2 from test/e2e/controlplane.sh
     5000/5000, no leader election, the same plugin set; only the profile's schedulerName
     differs) and time every bind from a watch on bound pods (fieldSelector spec.nodeName!=);
  3. when all measured pods are bound, read the scheduler's CPU time (utime+stime from
-    /proc/<pid>/stat) and peak RSS (VmHWM), plus the API server's and etcd's CPU, then stop it.
+    /proc/<pid>/stat) and peak RSS (VmHWM), plus the API server's and etcd's CPU;
+ 4. wait until the number of Events in the measured namespace held still for 3 s (polled every
+    second with limit=1, at most 60 s after the last bind: both schedulers write events
+    asynchronously), read the API server's CPU again (apiserver_cpu_seconds_incl_events), count
+    the Events by reason, then stop the scheduler. Gantry's own writer counts (created / folded /
+    dropped / failed, from the line it logs at shutdown) are reported as gantry_writer.
 
 Throughput: pods/s from first to last bind, and scheduler_perf-style 1-second samples
 (Average, Perc50/90/95/99). All measured pods exist before the scheduler starts ("all at
@@ -57,6 +66,7 @@ import json
 import os
 import platform
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -80,7 +90,7 @@ SCHEDULER_NAMES = {UPSTREAM: "default-scheduler", GANTRY: "gantry-scheduler"}
 QPS = 5000
 BURST = 5000
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 # The plugin set both schedulers run, with upstream's default weights (v1.37.2
 # pkg/scheduler/apis/config/v1/default_plugins.go). Left out on both sides: the four volume
@@ -158,6 +168,19 @@ class FastClient:
                 raise gantry_e2e.ApiError(resp.status, raw.decode(errors="replace"), method, path)
             return json.loads(raw) if raw else None
         raise gantry_e2e.ApiError(resp.status, raw.decode(errors="replace"), method, path)
+
+    def get_raw(self, path, timeout):
+        """One GET on a connection of its own; returns the body (bytes)."""
+        c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
+        try:
+            c.request("GET", path)
+            resp = c.getresponse()
+            raw = resp.read()
+            if resp.status != 200:
+                raise gantry_e2e.ApiError(resp.status, raw.decode(errors="replace"), "GET", path)
+            return raw
+        finally:
+            c.close()
 
     def create_all(self, path_and_bodies, threads=8, what="objects"):
         """POSTs every (path, body); raises the first error. Returns seconds taken."""
@@ -367,6 +390,82 @@ def apiserver_feature_gates(cp):
     return ""
 
 
+def event_total(fc):
+    """How many Events NS holds, from one cheap list (limit=1: remainingItemCount + 1)."""
+    out = fc.request("GET", f"/apis/events.k8s.io/v1/namespaces/{NS}/events?limit=1")
+    items = out.get("items") or []
+    return len(items) + int((out.get("metadata") or {}).get("remainingItemCount") or 0)
+
+
+def wait_for_events(fc, settle_deadline, interval=1.0, still=3):
+    """Waits until the number of Events in NS held still for `still` polls in a row (or until
+    settle_deadline, time.monotonic()). Returns the seconds waited."""
+    t0 = time.monotonic()
+    last, stable = None, 0
+    while True:
+        total = event_total(fc)
+        stable = stable + 1 if total == last else 0
+        last = total
+        if stable >= still or time.monotonic() >= settle_deadline:
+            return round(time.monotonic() - t0, 1)
+        time.sleep(interval)
+
+
+def count_events(fc):
+    """Events in NS by reason; a folded series counts as the occurrences it stands for."""
+    items, _ = fc.list_all(f"/apis/events.k8s.io/v1/namespaces/{NS}/events", limit=5000)
+    counts = {}
+    for e in items:
+        reason = e.get("reason") or ""
+        counts[reason] = counts.get(reason, 0) + max(1, int((e.get("series") or {}).get("count") or 1))
+    return dict(sorted(counts.items()))
+
+
+WRITER_LINE = re.compile(r"writer: (\d+) bindings .*?, (\d+) events created, (\d+) folded into series, "
+                         r"(\d+) dropped .*?, (\d+) failed")
+
+
+def gantry_writer_stats(logpath):
+    """Gantry's own event counts from the line it logs at shutdown, or None."""
+    try:
+        with open(logpath, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = None
+    for m in WRITER_LINE.finditer(text):
+        pass
+    if not m:
+        return None
+    keys = ("bindings", "events_created", "events_folded", "events_dropped", "event_failures")
+    return dict(zip(keys, (int(g) for g in m.groups())))
+
+
+class ApiserverProfiler:
+    """Fetches one CPU profile from kube-apiserver's /debug/pprof/profile on a thread."""
+
+    def __init__(self, fc, path, seconds):
+        self.fc, self.path, self.seconds = fc, path, seconds
+        self.error = None
+        self.thread = None
+
+    def start(self):
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            raw = self.fc.get_raw(f"/debug/pprof/profile?seconds={self.seconds}", timeout=self.seconds + 60)
+            with open(self.path, "wb") as f:
+                f.write(raw)
+        except Exception as e:  # noqa: BLE001 - reported in the run's result
+            self.error = str(e)
+
+    def join(self):
+        if self.thread:
+            self.thread.join(self.seconds + 90)
+
+
 class BindWatcher(threading.Thread):
     """Watches bound pods of NS (fieldSelector spec.nodeName!=) and records when each one was
     first seen bound (time.monotonic())."""
@@ -510,11 +609,22 @@ def scheduler_command(scheduler, cp, cfg, gantry_cmd, gates):
                      f"--secure-port={free_port()}", "--v=1"] + extra
 
 
-def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
-    """One scheduler on one fresh control plane; returns the run's result dict."""
+def numbered_path(directory, stem, ext):
+    os.makedirs(directory, exist_ok=True)
+    n = 1
+    while os.path.exists(os.path.join(directory, f"{stem}-{n}{ext}")):
+        n += 1
+    return os.path.join(directory, f"{stem}-{n}{ext}")
+
+
+def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None, profile=None):
+    """One scheduler on one fresh control plane; returns the run's result dict.
+    profile: (directory, seconds) for an API server CPU profile from the first bind, or None."""
     result = {"workload": workload, "scheduler": scheduler, "scheduler_name": SCHEDULER_NAMES[scheduler],
               "size": size, "ok": False}
     cp = ControlPlane(components=("etcd", "kube-apiserver", "kube-controller-manager"))
+    if profile:
+        cp.env["GANTRY_APISERVER_PROFILING"] = "true"
     # scheduler_perf's resourceclaim controller uses the test client (QPS 5000); kcm's default 20
     # would make claim creation the bottleneck of the setup.
     cp.env["GANTRY_KCM_EXTRA_ARGS"] = f"--kube-api-qps={QPS} --kube-api-burst={BURST}"
@@ -535,6 +645,10 @@ def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
         api_pid, etcd_pid = component_pid(cp, "kube-apiserver"), component_pid(cp, "etcd")
         api_cpu0, etcd_cpu0 = proc_cpu_seconds(api_pid), proc_cpu_seconds(etcd_pid)
         first = {}
+        profiler = None
+        if profile:
+            profiler = ApiserverProfiler(fc, numbered_path(profile[0], f"{workload}-{scheduler}", ".pprof"),
+                                         profile[1])
 
         with open(logpath, "w") as logf:
             proc = None
@@ -545,6 +659,8 @@ def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
                     first["cpu"] = proc_cpu_seconds(proc.pid)
                 except OSError:
                     pass
+                if profiler:
+                    profiler.start()
 
             watcher = BindWatcher(fc, measured, on_first_bind)
             watcher.start()
@@ -568,6 +684,11 @@ def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
                 else:
                     cpu, hwm = None, None
                 api_cpu, etcd_cpu = proc_cpu_seconds(api_pid) - api_cpu0, proc_cpu_seconds(etcd_pid) - etcd_cpu0
+                if watcher.done.is_set() and not watcher.error and proc.poll() is None:
+                    result["events_settle_seconds"] = wait_for_events(fc, end + 60)
+                    # The API server's CPU until the events settled (the driver's polls are cheap).
+                    result["apiserver_cpu_seconds_incl_events"] = round(proc_cpu_seconds(api_pid) - api_cpu0, 2)
+                    result["events"] = count_events(fc)
             finally:
                 watcher.stop()
                 if proc.poll() is None:
@@ -577,12 +698,15 @@ def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
                     except subprocess.TimeoutExpired:
                         proc.kill()
                         proc.wait()
+        if scheduler == GANTRY:
+            result["gantry_writer"] = gantry_writer_stats(logpath)
+        if profiler:
+            profiler.join()
+            result["apiserver_profile"] = profiler.path if not profiler.error else None
+            if profiler.error:
+                result["apiserver_profile_error"] = profiler.error
         if keep_logs:
-            os.makedirs(keep_logs, exist_ok=True)
-            n = 1
-            while os.path.exists(os.path.join(keep_logs, f"{workload}-{scheduler}-{n}.log")):
-                n += 1
-            kept = os.path.join(keep_logs, f"{workload}-{scheduler}-{n}.log")
+            kept = numbered_path(keep_logs, f"{workload}-{scheduler}", ".log")
             shutil.copyfile(logpath, kept)
             result["log"] = kept
         if watcher.error:
@@ -601,6 +725,7 @@ def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
                                      "mean": round(sum(loads) / len(loads), 2), "samples": len(loads)}
         result["apiserver_cpu_seconds"] = round(api_cpu, 2)
         result["etcd_cpu_seconds"] = round(etcd_cpu, 2)
+        result["events_scheduled"] = (result.get("events") or {}).get("Scheduled")
         result["ok"] = tp["bound"] == measured
         if workload == "GangTopology" and result["ok"]:
             result["topology_violations"] = gang_topology_violations(fc, watcher.nodes, size)
@@ -610,7 +735,8 @@ def run_one(workload, size, scheduler, gantry_cmd, timeout, keep_logs=None):
             with open(logpath, errors="replace") as f:
                 sys.stdout.write("".join(f.readlines()[-30:]))
         log(f"{workload}/{scheduler}: {tp['bound']}/{measured} bound, {tp.get('pods_per_second')} pods/s, "
-            f"CPU {result['cpu_seconds']} s, peak RSS {result['peak_rss_mib']} MiB")
+            f"CPU {result['cpu_seconds']} s, peak RSS {result['peak_rss_mib']} MiB, "
+            f"events {result.get('events')} (settled {result.get('events_settle_seconds')} s after the last bind)")
     return result
 
 
@@ -654,7 +780,8 @@ def summarize(runs):
             entry[s] = {"runs": len(rs), "pods_per_second": med("pods_per_second"),
                         "sample_average": med("sample_average"),
                         "cpu_seconds": med("cpu_seconds"), "cpu_seconds_per_1000_pods": med("cpu_seconds_per_1000_pods"),
-                        "peak_rss_mib": med("peak_rss_mib"), "apiserver_cpu_seconds": med("apiserver_cpu_seconds")}
+                        "peak_rss_mib": med("peak_rss_mib"), "apiserver_cpu_seconds": med("apiserver_cpu_seconds"),
+                        "events_scheduled": med("events_scheduled")}
         if UPSTREAM in entry and GANTRY in entry:
             u, g = entry[UPSTREAM], entry[GANTRY]
             ratio = lambda a, b: round(a / b, 2) if a and b else None  # noqa: E731
@@ -674,9 +801,11 @@ def validate_report(report):
     assert report["runs"], "no runs"
     for r in report["runs"]:
         for key in ("workload", "scheduler", "measured_pods", "bound", "pods_per_second", "samples",
-                    "sample_stats", "cpu_seconds", "peak_rss_mib", "first_to_last_seconds", "ok"):
+                    "sample_stats", "cpu_seconds", "peak_rss_mib", "first_to_last_seconds", "ok", "events",
+                    "events_scheduled"):
             assert key in r, f"run {r.get('workload')}/{r.get('scheduler')} lacks {key}"
         assert isinstance(r["samples"], list) and sum(r["samples"]) == r["bound"], r["samples"]
+        assert isinstance(r["events"], dict), r["events"]
     for w, e in report["summary"].items():
         expected = set(report["schedulers"])
         assert expected <= set(e), f"summary of {w} incomplete"
@@ -686,14 +815,16 @@ def validate_report(report):
 def print_table(report):
     print()
     print(f"{'workload':<16} {'scheduler':<9} {'pods':>6} {'pods/s':>8} {'avg 1s':>8} {'p50 1s':>7} "
-          f"{'CPU s':>7} {'CPU/1k':>7} {'RSS MiB':>8} {'apisrv CPU':>10} {'1st bind':>8} {'load':>6}")
+          f"{'CPU s':>7} {'CPU/1k':>7} {'RSS MiB':>8} {'apisrv CPU':>10} {'1st bind':>8} {'load':>6} "
+          f"{'Scheduled ev':>12} {'other events':<24}")
     for r in report["runs"]:
         st = r.get("sample_stats") or {}
         print(f"{r['workload']:<16} {r['scheduler']:<9} {r['bound']:>6} {str(r['pods_per_second']):>8} "
               f"{str(st.get('Average')):>8} {str(st.get('Perc50')):>7} {str(r['cpu_seconds']):>7} "
               f"{str(r['cpu_seconds_per_1000_pods']):>7} {str(r['peak_rss_mib']):>8} "
               f"{str(r['apiserver_cpu_seconds']):>10} {str(r['start_to_first_bind_seconds']):>8} "
-              f"{str((r.get('load_during_run') or {}).get('mean')):>6}")
+              f"{str((r.get('load_during_run') or {}).get('mean')):>6} {str(r.get('events_scheduled')):>12} "
+              f"{','.join(f'{k}={v}' for k, v in (r.get('events') or {}).items() if k != 'Scheduled') or '-':<24}")
     print()
     for w, e in report["summary"].items():
         if "ratios" in e:
@@ -725,6 +856,11 @@ def main():
                     help="an extra command-line argument for gantry (repeatable)")
     ap.add_argument("--keep-logs", metavar="DIR",
                     help="copy each run's scheduler log to DIR/<workload>-<scheduler>-<n>.log")
+    ap.add_argument("--apiserver-profile", metavar="DIR",
+                    help="run kube-apiserver with --profiling=true and save a CPU profile of each run, taken "
+                         "from the first bind, to DIR/<workload>-<scheduler>-<n>.pprof")
+    ap.add_argument("--apiserver-profile-seconds", type=int, default=15, metavar="S",
+                    help="length of each --apiserver-profile profile (default 15)")
     ap.add_argument("--gantry-wrapper", default="",
                     help="a command gantry runs under, e.g. 'heaptrack -o /tmp/h' (CPU and RSS are then "
                          "the wrapper's)")
@@ -768,7 +904,8 @@ def main():
             order = [UPSTREAM, GANTRY] if rep % 2 == 0 else [GANTRY, UPSTREAM]
             for s in [s for s in order if s in schedulers]:
                 try:
-                    r = run_one(w, sizes[w], s, gantry_cmd, timeout, args.keep_logs)
+                    profile = (args.apiserver_profile, args.apiserver_profile_seconds) if args.apiserver_profile else None
+                    r = run_one(w, sizes[w], s, gantry_cmd, timeout, args.keep_logs, profile)
                 except Exception as e:  # noqa: BLE001 - one failed run fails the benchmark
                     log(f"{w}/{s}: FAILED: {e}")
                     r = {"workload": w, "scheduler": s, "ok": False, "error": str(e)}

@@ -1,8 +1,10 @@
 #include "src/client/api_writer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
+#include "absl/hash/hash.h"
 #include "gantry/util/strings.h"
 #include "nlohmann/json.hpp"
 #include "simdjson.h"
@@ -30,8 +32,9 @@ bool Retryable(const absl::StatusOr<HttpResponse>& r) {
 }
 
 std::string ClaimPath(const api::ResourceClaim& claim, std::string_view sub) {
-  std::string p = StrCat("/apis/resource.k8s.io/v1/namespaces/", UrlEncode(claim.meta.namespace_.view()),
-                         "/resourceclaims/", UrlEncode(claim.meta.name));
+  std::string p =
+      StrCat("/apis/resource.k8s.io/v1/namespaces/", UrlEncode(claim.meta.namespace_.view()),
+             "/resourceclaims/", UrlEncode(claim.meta.name));
   if (!sub.empty()) p += StrCat("/", sub);
   return p;
 }
@@ -45,7 +48,8 @@ std::vector<std::string> SymStrings(const std::vector<api::Symbol>& v) {
 nlohmann::json RequirementsJson(const std::vector<api::Requirement>& reqs) {
   nlohmann::json out = nlohmann::json::array();
   for (const api::Requirement& r : reqs) {
-    nlohmann::json j = {{"key", std::string(r.key.view())}, {"operator", std::string(api::SelectorOpName(r.op))}};
+    nlohmann::json j = {{"key", std::string(r.key.view())},
+                        {"operator", std::string(api::SelectorOpName(r.op))}};
     if (!r.values.empty()) j["values"] = SymStrings(r.values);
     out.push_back(std::move(j));
   }
@@ -97,18 +101,21 @@ nlohmann::json AllocationJson(const api::AllocationResult& a, int64_t now_micros
         if (!t.key.empty()) tj["key"] = std::string(t.key.view());
         tj["operator"] = t.op == api::TolerationOp::kExists ? "Exists" : "Equal";
         if (!t.value.empty()) tj["value"] = std::string(t.value.view());
-        if (t.effect != api::TaintEffect::kNone) tj["effect"] = std::string(api::TaintEffectName(t.effect));
+        if (t.effect != api::TaintEffect::kNone)
+          tj["effect"] = std::string(api::TaintEffectName(t.effect));
         if (t.toleration_seconds) tj["tolerationSeconds"] = *t.toleration_seconds;
         tols.push_back(std::move(tj));
       }
       j["tolerations"] = std::move(tols);
     }
     if (!r.binding_conditions.empty()) j["bindingConditions"] = SymStrings(r.binding_conditions);
-    if (!r.binding_failure_conditions.empty()) j["bindingFailureConditions"] = SymStrings(r.binding_failure_conditions);
+    if (!r.binding_failure_conditions.empty())
+      j["bindingFailureConditions"] = SymStrings(r.binding_failure_conditions);
     if (!r.share_id.empty()) j["shareID"] = r.share_id;
     if (!r.consumed_capacity.empty()) {
       nlohmann::json cap = nlohmann::json::object();
-      for (const api::CapacityRequest& c : r.consumed_capacity) cap[std::string(c.name.view())] = c.value.ToString();
+      for (const api::CapacityRequest& c : r.consumed_capacity)
+        cap[std::string(c.name.view())] = c.value.ToString();
       j["consumedCapacity"] = std::move(cap);
     }
     results.push_back(std::move(j));
@@ -121,8 +128,9 @@ nlohmann::json AllocationJson(const api::AllocationResult& a, int64_t now_micros
       if (!c.requests.empty()) j["requests"] = SymStrings(c.requests);
       nlohmann::json opaque = {{"driver", std::string(c.opaque.driver.view())}};
       try {
-        opaque["parameters"] = c.opaque.parameters.empty() ? nlohmann::json::object()
-                                                           : nlohmann::json::parse(c.opaque.parameters);
+        opaque["parameters"] = c.opaque.parameters.empty()
+                                   ? nlohmann::json::object()
+                                   : nlohmann::json::parse(c.opaque.parameters);
       } catch (const std::exception&) {
         opaque["parameters"] = nlohmann::json::object();
       }
@@ -136,7 +144,8 @@ nlohmann::json AllocationJson(const api::AllocationResult& a, int64_t now_micros
     nlohmann::json terms = nlohmann::json::array();
     for (const api::NodeSelectorTerm& t : a.node_selector->terms) {
       nlohmann::json tj = nlohmann::json::object();
-      if (!t.match_expressions.empty()) tj["matchExpressions"] = RequirementsJson(t.match_expressions);
+      if (!t.match_expressions.empty())
+        tj["matchExpressions"] = RequirementsJson(t.match_expressions);
       if (!t.match_fields.empty()) tj["matchFields"] = RequirementsJson(t.match_fields);
       terms.push_back(std::move(tj));
     }
@@ -149,20 +158,25 @@ nlohmann::json AllocationJson(const api::AllocationResult& a, int64_t now_micros
 
 }  // namespace
 
-std::string ApiClusterWriter::ClaimStatusPatch(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
-                                               const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
+std::string ApiClusterWriter::ClaimStatusPatch(
+    const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+    const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
   nlohmann::json reserved = nlohmann::json::array();
   for (const api::ResourceClaimConsumerReference& r : reserved_for) {
-    nlohmann::json j = {{"resource", std::string(r.resource.view())}, {"name", r.name}, {"uid", r.uid}};
+    nlohmann::json j = {
+        {"resource", std::string(r.resource.view())}, {"name", r.name}, {"uid", r.uid}};
     if (!r.api_group.empty()) j["apiGroup"] = std::string(r.api_group.view());
     reserved.push_back(std::move(j));
   }
-  nlohmann::json patch = {{"status", {{"allocation", AllocationJson(allocation, WallMicros())}, {"reservedFor", reserved}}}};
+  nlohmann::json patch = {
+      {"status",
+       {{"allocation", AllocationJson(allocation, WallMicros())}, {"reservedFor", reserved}}}};
   if (!claim.meta.uid.empty()) patch["metadata"] = {{"uid", claim.meta.uid}};
   return patch.dump();
 }
 
-absl::Status ApiClusterWriter::AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) {
+absl::Status ApiClusterWriter::AddResourceClaimFinalizer(const api::ResourceClaim& claim,
+                                                         std::string_view finalizer) {
   for (const std::string& f : claim.meta.finalizers) {
     if (f == finalizer) return absl::OkStatus();
   }
@@ -182,11 +196,13 @@ absl::Status ApiClusterWriter::UpdateResourceClaimStatus(
   req.path = ClaimPath(claim, "status");
   req.content_type = "application/merge-patch+json";
   req.body = ClaimStatusPatch(claim, allocation, reserved_for);
-  return ClaimWriteResult(client_.Do(req), StrCat("update status of ResourceClaim ", claim.meta.Key()));
+  return ClaimWriteResult(client_.Do(req),
+                          StrCat("update status of ResourceClaim ", claim.meta.Key()));
 }
 
 absl::Status ApiClusterWriter::DeallocateResourceClaim(const api::ResourceClaim& claim) {
-  nlohmann::json patch = {{"status", {{"allocation", nullptr}, {"reservedFor", nullptr}, {"devices", nullptr}}}};
+  nlohmann::json patch = {
+      {"status", {{"allocation", nullptr}, {"reservedFor", nullptr}, {"devices", nullptr}}}};
   if (!claim.meta.uid.empty()) patch["metadata"] = {{"uid", claim.meta.uid}};
   HttpRequest req;
   req.method = "PATCH";
@@ -310,9 +326,9 @@ absl::Status ApiClusterWriter::UpdatePodExtendedResourceClaimStatus(
                           StrCat("record the extended resource claim of pod ", pod.meta.Key()));
 }
 
-std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(const framework::PodGroupRef& g,
-                                                                       const framework::PodGroupCondition& c,
-                                                                       int64_t transition_micros) {
+std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(
+    const framework::PodGroupRef& g, const framework::PodGroupCondition& c,
+    int64_t transition_micros) {
   HttpRequest req;
   req.method = "PATCH";
   const bool disruption = c.type == "DisruptionTarget";
@@ -321,8 +337,8 @@ std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(const fram
     // controller moves a scheduled group to Running as members run. Nothing
     // represents DisruptionTarget there.
     if (c.status == "True" || disruption) return std::nullopt;
-    req.path = StrCat("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/", UrlEncode(g.namespace_), "/podgroups/",
-                      UrlEncode(g.name), "/status");
+    req.path = StrCat("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/", UrlEncode(g.namespace_),
+                      "/podgroups/", UrlEncode(g.name), "/status");
     req.content_type = "application/merge-patch+json";
     nlohmann::json patch = {{"status", {{"phase", "Scheduling"}}}};
     if (!g.uid.empty()) patch["metadata"] = {{"uid", g.uid}};
@@ -354,8 +370,8 @@ std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(const fram
   return req;
 }
 
-absl::Status ApiClusterWriter::UpdatePodGroupCondition(const framework::PodGroupRef& group,
-                                                       const framework::PodGroupCondition& condition) {
+absl::Status ApiClusterWriter::UpdatePodGroupCondition(
+    const framework::PodGroupRef& group, const framework::PodGroupCondition& condition) {
   const int64_t now = WallMicros();
   int64_t transition = now;
   {
@@ -374,11 +390,9 @@ absl::Status ApiClusterWriter::UpdatePodGroupCondition(const framework::PodGroup
   std::optional<HttpRequest> req = PodGroupConditionRequest(group, condition, transition);
   if (!req) return absl::OkStatus();
   std::string key = StrCat(group.kind, " ", group.namespace_, "/", group.name);
-  Enqueue(
-      [this, req = std::move(*req), key = std::move(key)] {
-        SendStatusPatch(req, "the scheduling condition", key, "patch status");
-      },
-      /*droppable=*/false);
+  Enqueue([this, req = std::move(*req), key = std::move(key)] {
+    SendStatusPatch(req, "the scheduling condition", key, "patch status");
+  });
   return absl::OkStatus();
 }
 
@@ -388,8 +402,9 @@ std::string ApiClusterWriter::FormatMicroTime(int64_t unix_micros) {
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(frac));
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(frac));
   return buf;
 }
 
@@ -403,17 +418,20 @@ std::string ApiClusterWriter::FormatTime(int64_t unix_micros) {
 }
 
 std::string ApiClusterWriter::BindingBody(const api::Pod& pod, std::string_view node) {
-  nlohmann::json j = {{"apiVersion", "v1"},
-                      {"kind", "Binding"},
-                      {"metadata",
-                       {{"name", pod.meta.name}, {"namespace", std::string(pod.meta.namespace_.view())}}},
-                      {"target", {{"kind", "Node"}, {"name", std::string(node)}}}};
+  nlohmann::json j = {
+      {"apiVersion", "v1"},
+      {"kind", "Binding"},
+      {"metadata",
+       {{"name", pod.meta.name}, {"namespace", std::string(pod.meta.namespace_.view())}}},
+      {"target", {{"kind", "Node"}, {"name", std::string(node)}}}};
   if (!pod.meta.uid.empty()) j["metadata"]["uid"] = pod.meta.uid;
   return j.dump();
 }
 
-std::string ApiClusterWriter::PodScheduledPatch(const api::Pod& pod, const framework::PodScheduledCondition& c,
-                                                const std::string* nominated_node, int64_t now_micros) {
+std::string ApiClusterWriter::PodScheduledPatch(const api::Pod& pod,
+                                                const framework::PodScheduledCondition& c,
+                                                const std::string* nominated_node,
+                                                int64_t now_micros) {
   nlohmann::json cond = {{"type", "PodScheduled"},
                          {"status", c.status},
                          {"reason", c.reason},
@@ -437,9 +455,15 @@ std::string ApiClusterWriter::PodScheduledPatch(const api::Pod& pod, const frame
   return nlohmann::json{{"status", status}}.dump();
 }
 
-ApiClusterWriter::ApiClusterWriter(HttpClient& client, HttpClient& events_client, WriterOptions options)
+ApiClusterWriter::ApiClusterWriter(HttpClient& client, HttpClient& events_client,
+                                   WriterOptions options)
     : client_(client), events_client_(events_client), options_(std::move(options)) {
   worker_ = std::thread([this] { Worker(); });
+  const int workers = std::max(1, options_.event_workers);
+  for (int i = 0; i < workers; ++i) event_shards_.push_back(std::make_unique<EventShard>());
+  for (auto& shard : event_shards_) {
+    shard->thread = std::thread([this, s = shard.get()] { EventWorker(*s); });
+  }
 }
 
 ApiClusterWriter::~ApiClusterWriter() {
@@ -449,17 +473,26 @@ ApiClusterWriter::~ApiClusterWriter() {
     stopping_ = true;
   }
   stop_flag_.store(true);
+  for (auto& shard : event_shards_) {
+    // A worker checks stop_flag_ under its mutex: it either sees the flag or
+    // is already waiting for the notification below.
+    std::lock_guard<std::mutex> lock(shard->mu);
+  }
   cv_.notify_all();
+  for (auto& shard : event_shards_) shard->cv.notify_all();
   worker_.join();
+  for (auto& shard : event_shards_) shard->thread.join();
 }
 
 WriterStats ApiClusterWriter::Stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
-  return stats_;
+  WriterStats out = stats_;
+  out.events_queued = events_queued_.load();
+  return out;
 }
 
-void ApiClusterWriter::SendStatusPatch(const HttpRequest& req, std::string_view what, const std::string& key,
-                                       std::string_view verb) {
+void ApiClusterWriter::SendStatusPatch(const HttpRequest& req, std::string_view what,
+                                       const std::string& key, std::string_view verb) {
   Backoff backoff(100, 2'000);
   for (int attempt = 0;; ++attempt) {
     absl::StatusOr<HttpResponse> r = client_.Do(req, &stop_flag_);
@@ -473,23 +506,18 @@ void ApiClusterWriter::SendStatusPatch(const HttpRequest& req, std::string_view 
       SleepFor(backoff.NextMillis(), &stop_flag_);
       continue;
     }
-    spdlog::warn("updating {} of {}: {}", what, key, r.ok() ? Msg(HttpError(*r, verb)) : Msg(r.status()));
+    spdlog::warn("updating {} of {}: {}", what, key,
+                 r.ok() ? Msg(HttpError(*r, verb)) : Msg(r.status()));
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.status_patch_failures;
     return;
   }
 }
 
-void ApiClusterWriter::Enqueue(std::function<void()> task, bool droppable) {
+void ApiClusterWriter::Enqueue(std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (droppable && droppable_ >= options_.event_queue_capacity) {
-      std::lock_guard<std::mutex> slock(stats_mu_);
-      ++stats_.events_dropped;
-      return;
-    }
-    if (droppable) ++droppable_;
-    tasks_.emplace_back(std::move(task), droppable);
+    tasks_.push_back(std::move(task));
   }
   cv_.notify_one();
 }
@@ -502,9 +530,8 @@ void ApiClusterWriter::Worker() {
       if (stopping_) return;
       continue;
     }
-    auto [task, droppable] = std::move(tasks_.front());
+    std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();
-    if (droppable) --droppable_;
     busy_ = true;
     lock.unlock();
     task();
@@ -514,10 +541,40 @@ void ApiClusterWriter::Worker() {
   }
 }
 
+void ApiClusterWriter::EventWorker(EventShard& shard) {
+  std::unique_lock<std::mutex> lock(shard.mu);
+  while (true) {
+    shard.cv.wait(lock, [&] { return stop_flag_.load() || !shard.queue.empty(); });
+    if (shard.queue.empty()) {
+      if (stop_flag_.load()) return;
+      continue;
+    }
+    auto [event, recorded] = std::move(shard.queue.front());
+    shard.queue.pop_front();
+    events_queued_.fetch_sub(1);
+    shard.busy = true;
+    lock.unlock();
+    WriteEvent(shard, event, recorded);
+    lock.lock();
+    shard.busy = false;
+    if (shard.queue.empty()) shard.idle_cv.notify_all();
+  }
+}
+
 bool ApiClusterWriter::Flush(int64_t timeout_millis) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_cv_.wait_for(lock, std::chrono::milliseconds(timeout_millis),
-                           [&] { return tasks_.empty() && !busy_; });
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_millis);
+  bool done = true;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    done &= idle_cv_.wait_until(lock, deadline, [&] { return tasks_.empty() && !busy_; });
+  }
+  for (auto& shard : event_shards_) {
+    std::unique_lock<std::mutex> lock(shard->mu);
+    done &= shard->idle_cv.wait_until(lock, deadline,
+                                      [&] { return shard->queue.empty() && !shard->busy; });
+  }
+  return done;
 }
 
 absl::Status ApiClusterWriter::BindPod(const api::Pod& pod, std::string_view node) {
@@ -548,9 +605,9 @@ absl::Status ApiClusterWriter::BindPod(const api::Pod& pod, std::string_view nod
   return err;
 }
 
-absl::Status ApiClusterWriter::UpdatePodScheduledCondition(const api::Pod& pod,
-                                                           const framework::PodScheduledCondition& condition,
-                                                           const std::string* nominated_node) {
+absl::Status ApiClusterWriter::UpdatePodScheduledCondition(
+    const api::Pod& pod, const framework::PodScheduledCondition& condition,
+    const std::string* nominated_node) {
   HttpRequest req;
   req.method = "PATCH";
   req.path = PodPath(pod, "status");
@@ -564,31 +621,30 @@ absl::Status ApiClusterWriter::UpdatePodScheduledCondition(const api::Pod& pod,
     seq = ++write_seq_;
     ++pending_status_[uid].queued;
   }
-  Enqueue(
-      [this, req = std::move(req), key = std::move(key), uid = std::move(uid), seq] {
-        if (!uid.empty()) {
-          bool superseded = false;
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            auto it = pending_status_.find(uid);
-            if (it != pending_status_.end()) {
-              superseded = it->second.bound_seq > seq;
-              if (--it->second.queued <= 0) pending_status_.erase(it);
-            }
-          }
-          if (superseded) {
-            std::lock_guard<std::mutex> lock(stats_mu_);
-            ++stats_.status_patches_superseded;
-            return;
-          }
+  Enqueue([this, req = std::move(req), key = std::move(key), uid = std::move(uid), seq] {
+    if (!uid.empty()) {
+      bool superseded = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = pending_status_.find(uid);
+        if (it != pending_status_.end()) {
+          superseded = it->second.bound_seq > seq;
+          if (--it->second.queued <= 0) pending_status_.erase(it);
         }
-        SendStatusPatch(req, "PodScheduled", key, "patch pods/status");
-      },
-      /*droppable=*/false);
+      }
+      if (superseded) {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.status_patches_superseded;
+        return;
+      }
+    }
+    SendStatusPatch(req, "PodScheduled", key, "patch pods/status");
+  });
   return absl::OkStatus();
 }
 
-absl::Status ApiClusterWriter::DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
+absl::Status ApiClusterWriter::DeletePodForPreemption(const api::Pod& victim,
+                                                      const api::Pod& preemptor,
                                                       std::string_view node) {
   const int64_t now = WallMicros();
   // 1. DisruptionTarget condition (best effort, as upstream).
@@ -624,31 +680,51 @@ absl::Status ApiClusterWriter::DeletePodForPreemption(const api::Pod& victim, co
   absl::StatusOr<HttpResponse> r = client_.Do(del);
   if (!r.ok()) return r.status();
   if (r->status == 404) return absl::OkStatus();
-  if (r->status >= 300) return HttpError(*r, StrCat("delete preemption victim ", victim.meta.Key()));
+  if (r->status >= 300)
+    return HttpError(*r, StrCat("delete preemption victim ", victim.meta.Key()));
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.deletions;
   }
   // 3. Preempted event on the victim.
-  RecordEvent(framework::EventRecord{"Pod", std::string(victim.meta.namespace_.view()), victim.meta.name,
-                                     victim.meta.uid, "Normal", "Preempted", "Preempting",
-                                     StrCat("Preempted by pod ", preemptor.meta.uid, " on node ", node),
-                                     std::string(preemptor.scheduler_name.view())});
+  RecordEvent(
+      framework::EventRecord{"Pod", std::string(victim.meta.namespace_.view()), victim.meta.name,
+                             victim.meta.uid, "Normal", "Preempted", "Preempting",
+                             StrCat("Preempted by pod ", preemptor.meta.uid, " on node ", node),
+                             std::string(preemptor.scheduler_name.view())});
   return absl::OkStatus();
+}
+
+size_t ApiClusterWriter::EventWorkerFor(const framework::EventRecord& event, size_t workers) {
+  // One worker per object keeps its events (and every isomorphic series) in order.
+  return absl::HashOf(event.regarding_kind, event.namespace_, event.name) %
+         std::max<size_t>(1, workers);
 }
 
 void ApiClusterWriter::RecordEvent(const framework::EventRecord& event) {
   const int64_t now = WallMicros();
-  Enqueue([this, event, now] { WriteEvent(event, now); }, /*droppable=*/true);
+  if (events_queued_.fetch_add(1) >= static_cast<int64_t>(options_.event_queue_capacity)) {
+    events_queued_.fetch_sub(1);
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.events_dropped;
+    return;
+  }
+  EventShard& shard = *event_shards_[EventWorkerFor(event, event_shards_.size())];
+  {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.queue.emplace_back(event, now);
+  }
+  shard.cv.notify_one();
 }
 
-absl::Status ApiClusterWriter::CreateEvent(const framework::EventRecord& e, int64_t now, std::string* name,
-                                           std::string* ns) {
+absl::Status ApiClusterWriter::CreateEvent(const framework::EventRecord& e, int64_t now,
+                                           std::string* name, std::string* ns) {
   *ns = e.namespace_.empty() ? "default" : e.namespace_;
   char hex[32];
   std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(now) * 1000ULL);
   *name = StrCat(e.name, ".", hex);
-  const std::string controller = e.reporting_controller.empty() ? "gantry-scheduler" : e.reporting_controller;
+  const std::string controller =
+      e.reporting_controller.empty() ? "gantry-scheduler" : e.reporting_controller;
   nlohmann::json regarding = {{"kind", e.regarding_kind}, {"name", e.name}};
   if (e.regarding_kind == "Pod") regarding["apiVersion"] = "v1";
   if (!e.namespace_.empty()) regarding["namespace"] = e.namespace_;
@@ -674,37 +750,42 @@ absl::Status ApiClusterWriter::CreateEvent(const framework::EventRecord& e, int6
   return absl::OkStatus();
 }
 
-void ApiClusterWriter::WriteEvent(const framework::EventRecord& e, int64_t now) {
+void ApiClusterWriter::WriteEvent(EventShard& shard, const framework::EventRecord& e, int64_t now) {
+  absl::flat_hash_map<std::string, Series>& series = shard.series;
   // Isomorphic events: same object, reason, action, type, note, controller.
-  std::string key = StrCat(e.regarding_kind, "\x1f", e.namespace_, "\x1f", e.name, "\x1f", e.uid, "\x1f", e.reason,
-                           "\x1f", e.action, "\x1f", e.type, "\x1f", e.reporting_controller, "\x1f", e.note);
+  std::string key = StrCat(e.regarding_kind, "\x1f", e.namespace_, "\x1f", e.name, "\x1f", e.uid,
+                           "\x1f", e.reason, "\x1f", e.action, "\x1f", e.type, "\x1f",
+                           e.reporting_controller, "\x1f", e.note);
   // Forget stale series now and then so the map stays small.
-  if (series_.size() > 4096) {
-    for (auto it = series_.begin(); it != series_.end();) {
+  if (series.size() > 4096) {
+    for (auto it = series.begin(); it != series.end();) {
       if (now - it->second.last_micros > options_.series_window_micros) {
-        series_.erase(it++);
+        series.erase(it++);
       } else {
         ++it;
       }
     }
   }
-  auto it = series_.find(key);
-  if (it != series_.end() && now - it->second.last_micros <= options_.series_window_micros) {
+  auto it = series.find(key);
+  if (it != series.end() && now - it->second.last_micros <= options_.series_window_micros) {
     Series& s = it->second;
     s.count++;
     s.last_micros = now;
     HttpRequest req;
     req.method = "PATCH";
-    req.path = StrCat("/apis/events.k8s.io/v1/namespaces/", UrlEncode(s.namespace_), "/events/", UrlEncode(s.name));
+    req.path = StrCat("/apis/events.k8s.io/v1/namespaces/", UrlEncode(s.namespace_), "/events/",
+                      UrlEncode(s.name));
     req.content_type = "application/merge-patch+json";
-    req.body = nlohmann::json{{"series", {{"count", s.count}, {"lastObservedTime", FormatMicroTime(now)}}}}.dump();
+    req.body =
+        nlohmann::json{{"series", {{"count", s.count}, {"lastObservedTime", FormatMicroTime(now)}}}}
+            .dump();
     absl::StatusOr<HttpResponse> r = events_client_.Do(req, &stop_flag_);
     if (r.ok() && r->status < 300) {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.events_folded;
       return;
     }
-    series_.erase(it);  // the event expired or was deleted: start a new one
+    series.erase(it);  // the event expired or was deleted: start a new one
   }
   Series s;
   absl::Status st = CreateEvent(e, now, &s.name, &s.namespace_);
@@ -715,7 +796,7 @@ void ApiClusterWriter::WriteEvent(const framework::EventRecord& e, int64_t now) 
     return;
   }
   s.last_micros = now;
-  series_[key] = std::move(s);
+  series[key] = std::move(s);
   std::lock_guard<std::mutex> lock(stats_mu_);
   ++stats_.events_created;
 }

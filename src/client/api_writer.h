@@ -13,10 +13,15 @@
 //                               merge patch status.phase=Scheduling while False.
 //                               Async, retried like pods/status.
 //  RecordEvent                  events.k8s.io/v1 Event; isomorphic repeats are
-//                               folded into series.count (async, bounded queue:
-//                               events are dropped, and counted, when it is full)
+//                               folded into series.count (async: event_workers
+//                               threads, each owning the events of a share of
+//                               the objects, in order; one bounded queue of
+//                               event_queue_capacity over all of them: events
+//                               are dropped, and counted, when it is full)
 //
-// The scheduling loop only pays for enqueueing asynchronous writes.
+// Status patches have a worker of their own, so a burst of events never
+// delays them. The scheduling loop only pays for enqueueing asynchronous
+// writes.
 #ifndef GANTRY_SRC_CLIENT_API_WRITER_H_
 #define GANTRY_SRC_CLIENT_API_WRITER_H_
 
@@ -25,11 +30,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <optional>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "gantry/cluster_writer.h"
@@ -40,7 +47,13 @@ namespace gantry::client {
 
 struct WriterOptions {
   std::string hostname;  // reportingInstance = reportingController + "-" + hostname
-  size_t event_queue_capacity = 1000;
+  // Events queued and not yet being written, over all event workers; an event
+  // recorded while this many wait is dropped (WriterStats::events_dropped).
+  size_t event_queue_capacity = 10'000;
+  // Threads writing events, each with a connection of its own at a time. The
+  // events of one object (and so every isomorphic series) go to one worker,
+  // in the order they were recorded. At least 1.
+  int event_workers = 32;
   int64_t series_window_micros = 6 * 60 * 1'000'000LL;  // fold repeats seen within this window
   int status_patch_retries = 5;
 };
@@ -53,8 +66,9 @@ struct WriterStats {
   int64_t status_patches_superseded = 0;  // skipped: the pod was bound after the patch was queued
   int64_t events_created = 0;
   int64_t events_folded = 0;
-  int64_t events_dropped = 0;
-  int64_t event_failures = 0;
+  int64_t events_dropped = 0;  // the queue was full
+  int64_t event_failures = 0;  // the API server refused the event or was unreachable
+  int64_t events_queued = 0;   // waiting now (a gauge, not a count)
   int64_t deletions = 0;
 };
 
@@ -65,15 +79,18 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   ~ApiClusterWriter() override;
 
   absl::Status BindPod(const api::Pod& pod, std::string_view node) override;
-  absl::Status UpdatePodScheduledCondition(const api::Pod& pod, const framework::PodScheduledCondition& condition,
+  absl::Status UpdatePodScheduledCondition(const api::Pod& pod,
+                                           const framework::PodScheduledCondition& condition,
                                            const std::string* nominated_node) override;
   absl::Status DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
                                       std::string_view node) override;
   void RecordEvent(const framework::EventRecord& event) override;
   // resource.k8s.io/v1 claims (sync; UID precondition in every patch).
-  absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) override;
-  absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
-                                         const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
+  absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim,
+                                         std::string_view finalizer) override;
+  absl::Status UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+      const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
   absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
   // Extended resources backed by DRA: POST resourceclaims (ClaimCreateBody),
   // the finalizer removal and DELETE of such a claim, and a merge patch of
@@ -86,16 +103,19 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   absl::Status UpdatePodGroupCondition(const framework::PodGroupRef& group,
                                        const framework::PodGroupCondition& condition) override;
 
-  // Waits until the async queue is empty (or the timeout passes).
+  // Waits until every asynchronous write (status patches and events) queued
+  // so far was sent, or the timeout passes (returns false then).
   bool Flush(int64_t timeout_millis);
   WriterStats Stats() const;
 
   // Wire formats (exposed for tests).
   static std::string BindingBody(const api::Pod& pod, std::string_view node);
-  static std::string PodScheduledPatch(const api::Pod& pod, const framework::PodScheduledCondition& condition,
+  static std::string PodScheduledPatch(const api::Pod& pod,
+                                       const framework::PodScheduledCondition& condition,
                                        const std::string* nominated_node, int64_t now_micros);
-  static std::string ClaimStatusPatch(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
-                                      const std::vector<api::ResourceClaimConsumerReference>& reserved_for);
+  static std::string ClaimStatusPatch(
+      const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+      const std::vector<api::ResourceClaimConsumerReference>& reserved_for);
   // metadata {generateName, namespace, ownerReferences, annotations,
   // labels, finalizers}, spec.devices.requests (ExactCount requests only).
   static std::string ClaimCreateBody(const api::ResourceClaim& claim,
@@ -108,9 +128,11 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   // scheduling condition) or gantry-scheduler-preemption (DisruptionTarget).
   // `transition_micros` is the
   // condition's lastTransitionTime.
-  static std::optional<HttpRequest> PodGroupConditionRequest(const framework::PodGroupRef& group,
-                                                             const framework::PodGroupCondition& condition,
-                                                             int64_t transition_micros);
+  static std::optional<HttpRequest> PodGroupConditionRequest(
+      const framework::PodGroupRef& group, const framework::PodGroupCondition& condition,
+      int64_t transition_micros);
+  // The event worker (of `workers`) that writes the events of `event`'s object.
+  static size_t EventWorkerFor(const framework::EventRecord& event, size_t workers);
   static std::string FormatMicroTime(int64_t unix_micros);  // 2006-01-02T15:04:05.000000Z
   static std::string FormatTime(int64_t unix_micros);       // 2006-01-02T15:04:05Z
 
@@ -121,16 +143,28 @@ class ApiClusterWriter final : public framework::ClusterWriter {
     int32_t count = 1;
     int64_t last_micros = 0;
   };
-  void Enqueue(std::function<void()> task, bool droppable);
+  // The events of one worker: its queue, its thread and the series it
+  // started (only its thread touches `series`).
+  struct EventShard {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::condition_variable idle_cv;
+    std::deque<std::pair<framework::EventRecord, int64_t>> queue;  // event, when recorded
+    bool busy = false;
+    absl::flat_hash_map<std::string, Series> series;
+    std::thread thread;
+  };
+  void Enqueue(std::function<void()> task);
   // Sends one status patch with retries (5xx/429/transport, up to
   // status_patch_retries); 404 means the object is gone. Counts the outcome
   // in stats_ and logs "updating <what> of <key>" on failure.
   void SendStatusPatch(const HttpRequest& req, std::string_view what, const std::string& key,
                        std::string_view verb);
   void Worker();
-  void WriteEvent(const framework::EventRecord& event, int64_t now_micros);
-  absl::Status CreateEvent(const framework::EventRecord& event, int64_t now_micros, std::string* name,
-                           std::string* ns);
+  void EventWorker(EventShard& shard);
+  void WriteEvent(EventShard& shard, const framework::EventRecord& event, int64_t now_micros);
+  absl::Status CreateEvent(const framework::EventRecord& event, int64_t now_micros,
+                           std::string* name, std::string* ns);
 
   HttpClient& client_;
   HttpClient& events_client_;
@@ -139,14 +173,14 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;
-  std::deque<std::pair<std::function<void()>, bool>> tasks_;
-  size_t droppable_ = 0;
+  std::deque<std::function<void()>> tasks_;  // status patches
   bool busy_ = false;
   bool stopping_ = false;
   std::thread worker_;
   std::atomic<bool> stop_flag_{false};
 
-  absl::flat_hash_map<std::string, Series> series_;  // worker thread only
+  std::vector<std::unique_ptr<EventShard>> event_shards_;
+  std::atomic<int64_t> events_queued_{0};  // over all shards, for the capacity check
   // PodGroup "group/Kind ns/name type" -> (last status written, its transition time).
   std::mutex group_mu_;
   absl::flat_hash_map<std::string, std::pair<std::string, int64_t>> group_transitions_;

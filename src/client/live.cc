@@ -73,7 +73,9 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   binding_co.max_idle_connections = static_cast<size_t>(std::max(0, opts.binding_workers)) + 32;
   absl::StatusOr<std::unique_ptr<HttpClient>> client = HttpClient::Create(*rest, binding_co);
   if (!client.ok()) return client.status();
-  absl::StatusOr<std::unique_ptr<HttpClient>> events_client = HttpClient::Create(*rest, co);
+  ClientOptions events_co = co;
+  events_co.max_idle_connections = static_cast<size_t>(std::max(1, opts.event_workers)) + 4;
+  absl::StatusOr<std::unique_ptr<HttpClient>> events_client = HttpClient::Create(*rest, events_co);
   if (!events_client.ok()) return events_client.status();
   absl::StatusOr<std::unique_ptr<HttpClient>> lease_client = HttpClient::Create(*rest, co);
   if (!lease_client.ok()) return lease_client.status();
@@ -103,6 +105,8 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   state::ClusterState state(clock);
   WriterOptions wo;
   wo.hostname = Hostname();
+  wo.event_workers = std::max(1, opts.event_workers);
+  wo.event_queue_capacity = opts.event_queue_capacity;
   ApiClusterWriter writer(**client, **events_client, wo);
   const uint64_t seed = static_cast<uint64_t>(clock.NowMicros());
   absl::StatusOr<scheduler::SchedulerBundle> bundle =
@@ -157,6 +161,16 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
         for (const auto& [kind, n] : source.DecodeErrorsByKind()) {
           global_metrics.decode_errors.With({kind}).Mirror(static_cast<double>(n));
         }
+      });
+  // gantry_events_total{result}, gantry_event_queue_length: from the writer.
+  const server::Registry::HookId events_hook =
+      global_metrics.registry.AddCollectHook([&writer, &global_metrics] {
+        const WriterStats ws = writer.Stats();
+        global_metrics.events.With({"created"}).Mirror(static_cast<double>(ws.events_created));
+        global_metrics.events.With({"folded"}).Mirror(static_cast<double>(ws.events_folded));
+        global_metrics.events.With({"dropped"}).Mirror(static_cast<double>(ws.events_dropped));
+        global_metrics.events.With({"failed"}).Mirror(static_cast<double>(ws.event_failures));
+        global_metrics.event_queue_length.Get().Set(static_cast<double>(ws.events_queued));
       });
 
   // Housekeeping: readiness, backoff flushes, assumed-pod expiry, stop.
@@ -268,24 +282,27 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   {
     const scheduler::BindingPoolStats bs = sched.BindingStats();
     spdlog::info(
-        "binding pool: {} cycles, {} threads started (limit {}), at most {} in flight; API client: {} "
-        "requests over {} connections",
+        "binding pool: {} cycles, {} threads started (limit {}), at most {} in flight; "
+        "API client: {} requests over {} connections",
         bs.started, bs.threads, opts.binding_workers, bs.peak_in_flight, (*client)->requests_sent(),
         (*client)->connections_opened());
   }
   if (elector_thread.joinable()) elector_thread.join();
   housekeeping.join();
   global_metrics.registry.RemoveCollectHook(decode_hook);
+  global_metrics.registry.RemoveCollectHook(events_hook);
   source.Stop();
   attachment.reset();
   writer.Flush(5'000);
   {
     const WriterStats ws = writer.Stats();
     spdlog::info(
-        "writer: {} bindings ({} conflicts), {} events created, {} folded into series, {} dropped (queue "
-        "full), {} failed; {} status patches, {} failed, {} superseded",
+        "writer: {} bindings ({} conflicts), {} events created, {} folded into series, "
+        "{} dropped (queue of {} full), {} failed, {} unsent; "
+        "{} status patches, {} failed, {} superseded",
         ws.bindings, ws.binding_conflicts, ws.events_created, ws.events_folded, ws.events_dropped,
-        ws.event_failures, ws.status_patches, ws.status_patch_failures, ws.status_patches_superseded);
+        wo.event_queue_capacity, ws.event_failures, ws.events_queued, ws.status_patches,
+        ws.status_patch_failures, ws.status_patches_superseded);
   }
   (void)discovery_stop;
   if (lost) return absl::AbortedError("leader election lost");

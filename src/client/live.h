@@ -42,6 +42,9 @@ struct LiveOptions {
   // is at most binding_workers / (writes per pod x round trip). The binding
   // client keeps that many connections for reuse.
   int binding_workers = 64;
+  // Event writing (WriterOptions::event_workers / event_queue_capacity).
+  int event_workers = 32;
+  size_t event_queue_capacity = 10'000;
   // Called once the scheduler is built, before the reflectors start. What it
   // returns is destroyed before the scheduler (an error stops the run).
   std::function<absl::StatusOr<std::shared_ptr<void>>(const LiveContext&)> attach;

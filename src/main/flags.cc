@@ -163,6 +163,18 @@ void AddRunFlags(CLI::App& app, RunFlags* f) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str()
       ->group(kMisc);
+  app.add_option("--event-workers", f->event_workers,
+                 "Gantry only: threads writing Events to the API server; each object's events go "
+                 "to one of them, in order.")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str()
+      ->group(kMisc);
+  app.add_option("--event-queue-size", f->event_queue_size,
+                 "Gantry only: the most Events waiting to be written; more are dropped and counted "
+                 "(gantry_events_total{result=\"dropped\"}).")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str()
+      ->group(kMisc);
 
   app.add_flag("--leader-elect", f->leader_elect,
                "Elect a leader with a Lease before scheduling (--leader-elect=false to disable).")

@@ -50,6 +50,9 @@ struct RunFlags {
   std::string feature_gates;
   // Gantry-only: the most binding cycles (PreBind + Bind API writes) in flight at once.
   int binding_workers = 64;
+  // Gantry-only: event writer threads and the most events waiting for them.
+  int event_workers = 32;
+  int event_queue_size = 10'000;
 
   // Deprecated (ignored with --config, as upstream).
   float kube_api_qps = 50;

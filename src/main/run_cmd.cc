@@ -143,6 +143,8 @@ int RunLive(const RunFlags& flags) {
   live.master = flags.master;
   live.stop = &g_stop;
   live.binding_workers = flags.binding_workers;
+  live.event_workers = flags.event_workers;
+  live.event_queue_capacity = static_cast<size_t>(flags.event_queue_size);
   live.on_ready = [&checks](bool ready) { checks.SetSynced(ready); };
   const bool le_on = cfg->leader_election.leader_elect;
   live.on_leader = [&metrics, lease_name, le_on](bool leading) {

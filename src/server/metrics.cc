@@ -393,7 +393,14 @@ SchedulerMetrics::SchedulerMetrics(Registry& r)
                                    "CEL expressions evaluated (device selectors and other programs).")),
       decode_errors(r.AddCounter("gantry_decode_errors_total",
                                  "API objects that could not be decoded, by kind; they are skipped.",
-                                 {"kind"})) {}
+                                 {"kind"})),
+      events(r.AddCounter("gantry_events_total",
+                          "Events the scheduler recorded, by what became of them: created, folded "
+                          "(into an existing event's series), dropped (the writer queue was full) or "
+                          "failed (the API server refused it or was unreachable).",
+                          {"result"})),
+      event_queue_length(r.AddGauge("gantry_event_queue_length",
+                                    "Events waiting for an event writer worker.")) {}
 
 void SchedulerMetrics::ObserveExtensionPoint(std::string_view point, std::string_view status,
                                              std::string_view profile, double seconds) {

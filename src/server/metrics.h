@@ -218,6 +218,8 @@ struct SchedulerMetrics {
   HistogramFamily& gang_placement_duration;      // {}
   CounterFamily& cel_evaluations;                // {}
   CounterFamily& decode_errors;                  // {kind}
+  CounterFamily& events;                         // {result}
+  GaugeFamily& event_queue_length;               // {}
 
   // Helpers for callers without label plumbing.
   void ObserveExtensionPoint(std::string_view point, std::string_view status, std::string_view profile,

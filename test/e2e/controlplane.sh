@@ -25,6 +25,7 @@
 #   GANTRY_START_TIMEOUT      seconds to wait for readiness (default 90)
 #   GANTRY_PURGE              1 = `down` also deletes the state dir
 #   GANTRY_AUDIT_POLICY       audit policy file: kube-apiserver writes an audit log to logs/audit.log
+#   GANTRY_APISERVER_PROFILING  true = kube-apiserver serves /debug/pprof (--profiling; default false)
 #   GANTRY_NO_BUILD           1 = `up` fails (exit 3) instead of building missing binaries
 #
 # Flag and gate names below were checked against the built v1.37.2 / v3.7.3 binaries'
@@ -324,7 +325,7 @@ EOF
     --max-requests-inflight=0 --max-mutating-requests-inflight=0 --enable-priority-and-fairness=false \
     --runtime-config="$RUNTIME_CONFIG" \
     --feature-gates="$GATES" \
-    --endpoint-reconciler-type=none --profiling=false --v=1
+    --endpoint-reconciler-type=none --profiling="${GANTRY_APISERVER_PROFILING:-false}" --v=1
   wait_for "kube-apiserver /readyz" kube-apiserver api_get /readyz ||
     die "kube-apiserver did not become ready"
 

@@ -1,12 +1,13 @@
-#include "src/client/api_writer.h"
-
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "src/client/api_writer.h"
 #include "src/client/leader_election.h"
 #include "test/unit/client/test_server.h"
 
@@ -27,25 +28,30 @@ class FakeApi {
       std::lock_guard<std::mutex> lock(mu);
       seen.push_back({req.method, req.path, req.body, req.get_header_value("Content-Type")});
     };
-    srv->Post(R"(/api/v1/namespaces/ns/pods/([^/]+)/binding)", [=](const httplib::Request& req, httplib::Response& res) {
+    srv->Post(R"(/api/v1/namespaces/ns/pods/([^/]+)/binding)", [=](const httplib::Request& req,
+                                                                   httplib::Response& res) {
       record(req);
       if (req.matches[1] == "taken") {
         res.status = 409;
-        res.set_content(R"({"kind":"Status","message":"pod ns/taken is already assigned to node \"x\"","reason":"Conflict"})",
-                        "application/json");
+        res.set_content(
+            R"({"kind":"Status","message":"pod ns/taken is already assigned to node \"x\"","reason":"Conflict"})",
+            "application/json");
         return;
       }
       res.status = 201;
       res.set_content(R"({"kind":"Status","status":"Success"})", "application/json");
     });
-    srv->Patch(R"(/api/v1/namespaces/ns/pods/([^/]+)/status)", [=](const httplib::Request& req, httplib::Response& res) {
-      record(req);
-      res.set_content("{}", "application/json");
-    });
-    srv->Delete(R"(/api/v1/namespaces/ns/pods/([^/]+))", [=](const httplib::Request& req, httplib::Response& res) {
-      record(req);
-      res.set_content("{}", "application/json");
-    });
+    srv->Patch(R"(/api/v1/namespaces/ns/pods/([^/]+)/status)",
+               [=, this](const httplib::Request& req, httplib::Response& res) {
+                 if (before_status) before_status(req.matches[1]);
+                 record(req);
+                 res.set_content("{}", "application/json");
+               });
+    srv->Delete(R"(/api/v1/namespaces/ns/pods/([^/]+))",
+                [=](const httplib::Request& req, httplib::Response& res) {
+                  record(req);
+                  res.set_content("{}", "application/json");
+                });
     // ResourceClaims: a POST gets a generated name and a UID; a name
     // starting with "gone" is not found.
     srv->Post("/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims",
@@ -70,20 +76,33 @@ class FakeApi {
     };
     srv->Patch(R"(/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/([^/]+))", claim_write);
     srv->Delete(R"(/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/([^/]+))", claim_write);
-    srv->Post("/apis/events.k8s.io/v1/namespaces/ns/events", [=, this](const httplib::Request& req, httplib::Response& res) {
-      if (before_event) before_event();
-      record(req);
-      res.status = 201;
-      res.set_content(req.body, "application/json");
-    });
-    srv->Patch(R"(/apis/events.k8s.io/v1/namespaces/ns/events/(.+))", [=](const httplib::Request& req, httplib::Response& res) {
-      record(req);
-      res.set_content("{}", "application/json");
-    });
+    srv->Post("/apis/events.k8s.io/v1/namespaces/ns/events",
+              [=, this](const httplib::Request& req, httplib::Response& res) {
+                if (before_event) before_event();
+                record(req);
+                res.status = 201;
+                res.set_content(req.body, "application/json");
+              });
+    srv->Patch(R"(/apis/events.k8s.io/v1/namespaces/ns/events/(.+))",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 record(req);
+                 res.set_content("{}", "application/json");
+               });
     server = std::make_unique<Running<httplib::Server>>(std::move(srv));
     RestConfig cfg;
     cfg.server = "http://127.0.0.1:" + std::to_string(server->port());
     client = std::move(*HttpClient::Create(cfg, ClientOptions{}));
+  }
+  // Waits (up to 5 s) until `done` holds for the requests seen so far.
+  bool WaitFor(const std::function<bool(const std::vector<Seen>&)>& done) {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (done(seen)) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
   }
   std::vector<Seen> Take() {
     std::lock_guard<std::mutex> lock(mu);
@@ -95,6 +114,7 @@ class FakeApi {
   std::mutex mu;
   std::vector<Seen> seen;
   std::function<void()> before_event;  // runs on the server thread before an event is recorded
+  std::function<void(const std::string& pod)> before_status;  // same, before a pods/status patch
   std::unique_ptr<Running<httplib::Server>> server;
   std::unique_ptr<HttpClient> client;
 };
@@ -107,6 +127,39 @@ api::Pod MakePod(const std::string& name) {
   p.scheduler_name = api::Symbol::Intern("gantry-scheduler");
   return p;
 }
+
+framework::EventRecord ScheduledEvent(const std::string& pod) {
+  return framework::EventRecord{"Pod",
+                                "ns",
+                                pod,
+                                "uid-" + pod,
+                                "Normal",
+                                "Scheduled",
+                                "Binding",
+                                "Successfully assigned ns/" + pod + " to n1",
+                                "gantry-scheduler"};
+}
+
+// Blocks server threads in Wait() until Open().
+class Gate {
+ public:
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return open_; });
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
 
 TEST(ApiClusterWriter, BindingConflictAndBody) {
   FakeApi api;
@@ -127,16 +180,27 @@ TEST(ApiClusterWriter, StatusPatchAndEventSeries) {
   FakeApi api;
   ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
   std::string nominated = "n2";
-  framework::PodScheduledCondition cond{"False", "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu."};
+  framework::PodScheduledCondition cond{"False", "Unschedulable",
+                                        "0/3 nodes are available: 3 Insufficient cpu."};
   EXPECT_TRUE(w.UpdatePodScheduledCondition(MakePod("p"), cond, &nominated).ok());
-  framework::EventRecord ev{"Pod", "ns", "p", "uid-p", "Warning", "FailedScheduling", "Scheduling",
-                            cond.message, "gantry-scheduler"};
+  framework::EventRecord ev{"Pod",        "ns",         "p",
+                            "uid-p",      "Warning",    "FailedScheduling",
+                            "Scheduling", cond.message, "gantry-scheduler"};
   w.RecordEvent(ev);
   w.RecordEvent(ev);
   w.RecordEvent(ev);
   ASSERT_TRUE(w.Flush(5000));
-  std::vector<Seen> seen = api.Take();
+  // The status patch and the events have workers of their own: compare each
+  // stream in its own order.
+  std::vector<Seen> seen;
+  for (Seen& s : api.Take()) {
+    if (s.path.starts_with("/api/v1/"))
+      seen.insert(seen.begin(), std::move(s));
+    else
+      seen.push_back(std::move(s));
+  }
   ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].path, "/api/v1/namespaces/ns/pods/p/status");
   EXPECT_EQ(seen[0].method, "PATCH");
   EXPECT_EQ(seen[0].content_type, "application/strategic-merge-patch+json");
   nlohmann::json patch = nlohmann::json::parse(seen[0].body);
@@ -168,42 +232,170 @@ TEST(ApiClusterWriter, StatusPatchQueuedBeforeBindingIsDropped) {
   // before the writer got to the patch. Sending it then would mark a bound pod
   // unschedulable, so it is dropped; other pods' patches still go out.
   FakeApi api;
-  std::mutex gate_mu;
-  std::condition_variable gate_cv;
-  bool open = false;
-  api.before_event = [&] {
-    std::unique_lock<std::mutex> lock(gate_mu);
-    gate_cv.wait(lock, [&] { return open; });
+  Gate gate;
+  api.before_status = [&](const std::string& pod) {
+    if (pod == "other") gate.Wait();
   };
   ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
-  framework::EventRecord ev{"Pod", "ns", "other", "uid-other", "Warning", "FailedScheduling", "Scheduling",
-                            "m", "gantry-scheduler"};
-  w.RecordEvent(ev);  // occupies the writer until the gate opens
-  framework::PodScheduledCondition cond{"False", "Unschedulable", "pod group ns/g: 1 of minCount 2 members exist"};
+  framework::PodScheduledCondition cond{"False", "Unschedulable",
+                                        "pod group ns/g: 1 of minCount 2 members exist"};
+  // Occupies the status writer until the gate opens.
+  ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("other"), cond, nullptr).ok());
   ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("p"), cond, nullptr).ok());
   ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("q"), cond, nullptr).ok());
   ASSERT_TRUE(w.BindPod(MakePod("p"), "n1").ok());
-  {
-    std::lock_guard<std::mutex> lock(gate_mu);
-    open = true;
-  }
-  gate_cv.notify_all();
+  gate.Open();
   ASSERT_TRUE(w.Flush(5000));
   std::vector<std::string> paths;
   for (const Seen& s : api.Take()) paths.push_back(s.method + " " + s.path);
   EXPECT_EQ(paths, (std::vector<std::string>{"POST /api/v1/namespaces/ns/pods/p/binding",
-                                             "POST /apis/events.k8s.io/v1/namespaces/ns/events",
+                                             "PATCH /api/v1/namespaces/ns/pods/other/status",
                                              "PATCH /api/v1/namespaces/ns/pods/q/status"}));
   EXPECT_EQ(w.Stats().status_patches_superseded, 1);
-  EXPECT_EQ(w.Stats().status_patches, 1);
+  EXPECT_EQ(w.Stats().status_patches, 2);
 
   // A patch queued after the binding (a later failure) is sent.
-  api.before_event = nullptr;
   ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("p"), cond, nullptr).ok());
   ASSERT_TRUE(w.Flush(5000));
   std::vector<Seen> seen = api.Take();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].path, "/api/v1/namespaces/ns/pods/p/status");
+}
+
+TEST(ApiClusterWriter, EventsDoNotDelayStatusPatches) {
+  // Every event worker is stuck on the API server: status patches still go out.
+  FakeApi api;
+  Gate gate;
+  api.before_event = [&] { gate.Wait(); };
+  WriterOptions opts{"host1"};
+  opts.event_workers = 2;
+  ApiClusterWriter w(*api.client, *api.client, opts);
+  for (int i = 0; i < 4; ++i) w.RecordEvent(ScheduledEvent("p" + std::to_string(i)));
+  framework::PodScheduledCondition cond{"False", "Unschedulable", "m"};
+  ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("q"), cond, nullptr).ok());
+  ASSERT_TRUE(api.WaitFor([&](const std::vector<Seen>& seen) {
+    for (const Seen& s : seen) {
+      if (s.path == "/api/v1/namespaces/ns/pods/q/status") return true;
+    }
+    return false;
+  }));
+  EXPECT_FALSE(w.Flush(50));  // events are still pending
+  gate.Open();
+  ASSERT_TRUE(w.Flush(5000));
+  EXPECT_EQ(w.Stats().events_created, 4);
+  EXPECT_EQ(w.Stats().status_patches, 1);
+}
+
+// Events recorded while the writer's workers are all blocked: what the queue
+// keeps, what it drops, and that every kept event is written once released.
+struct EventQueueCase {
+  std::string name;
+  int workers;
+  size_t capacity;
+  int events;  // on distinct pods, one each
+};
+
+class EventQueueTest : public ::testing::TestWithParam<EventQueueCase> {};
+
+TEST_P(EventQueueTest, KeepsUpToCapacityAndCountsDrops) {
+  const EventQueueCase& tc = GetParam();
+  FakeApi api;
+  Gate gate;
+  std::mutex mu;
+  int arrived = 0;
+  std::condition_variable arrived_cv;
+  api.before_event = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++arrived;
+    }
+    arrived_cv.notify_all();
+    gate.Wait();
+  };
+  WriterOptions opts{"host1"};
+  opts.event_workers = tc.workers;
+  opts.event_queue_capacity = tc.capacity;
+  ApiClusterWriter w(*api.client, *api.client, opts);
+  // One event per worker first (an object routed to each), each held in
+  // flight by the gate, so the queue below is exactly what waits.
+  std::vector<bool> taken(tc.workers, false);
+  int occupied = 0;
+  for (int i = 0; occupied < tc.workers && i < 100'000; ++i) {
+    framework::EventRecord ev = ScheduledEvent("first-" + std::to_string(i));
+    const size_t worker = ApiClusterWriter::EventWorkerFor(ev, tc.workers);
+    if (taken[worker]) continue;
+    taken[worker] = true;
+    ++occupied;
+    w.RecordEvent(ev);
+  }
+  ASSERT_EQ(occupied, tc.workers);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(
+        arrived_cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == tc.workers; }));
+  }
+  // Events that met a busy worker while finding a free one wait in the queue too.
+  const int64_t queued_before = w.Stats().events_queued;
+  ASSERT_LE(queued_before, static_cast<int64_t>(tc.capacity));
+  for (int i = 0; i < tc.events; ++i) w.RecordEvent(ScheduledEvent("pod-" + std::to_string(i)));
+  const int64_t kept =
+      std::min<int64_t>(static_cast<int64_t>(tc.capacity), queued_before + tc.events);
+  const int64_t dropped = queued_before + tc.events - kept;
+  WriterStats st = w.Stats();
+  EXPECT_EQ(st.events_dropped, dropped);
+  EXPECT_EQ(st.events_queued, kept);
+  gate.Open();
+  ASSERT_TRUE(w.Flush(10'000));
+  st = w.Stats();
+  EXPECT_EQ(st.events_created, tc.workers + kept);
+  EXPECT_EQ(st.events_dropped, dropped);
+  EXPECT_EQ(st.events_queued, 0);
+  EXPECT_EQ(st.event_failures, 0);
+  // No event was written twice.
+  std::set<std::string> names;
+  for (const Seen& s : api.Take()) {
+    if (s.method == "POST") names.insert(nlohmann::json::parse(s.body)["regarding"]["name"]);
+  }
+  EXPECT_EQ(static_cast<int64_t>(names.size()), st.events_created);
+}
+
+INSTANTIATE_TEST_SUITE_P(Writer, EventQueueTest,
+                         ::testing::Values(EventQueueCase{"one_worker_fits", 1, 10, 5},
+                                           EventQueueCase{"one_worker_overflows", 1, 3, 5},
+                                           EventQueueCase{"four_workers_share_one_queue", 4, 6, 10},
+                                           EventQueueCase{"capacity_one", 2, 1, 3}),
+                         [](const ::testing::TestParamInfo<EventQueueCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(ApiClusterWriter, SeriesStayOnOneWorker) {
+  // With many workers, the repeats of one event still fold into one series,
+  // in order: count 2, 3, ... on the event the first one created.
+  FakeApi api;
+  WriterOptions opts{"host1"};
+  opts.event_workers = 8;
+  ApiClusterWriter w(*api.client, *api.client, opts);
+  framework::EventRecord ev{"Pod",
+                            "ns",
+                            "p",
+                            "uid-p",
+                            "Warning",
+                            "FailedScheduling",
+                            "Scheduling",
+                            "0/3 nodes are available",
+                            "gantry-scheduler"};
+  for (int i = 0; i < 5; ++i) w.RecordEvent(ev);
+  ASSERT_TRUE(w.Flush(5000));
+  std::vector<Seen> seen = api.Take();
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen[0].method, "POST");
+  const std::string name = nlohmann::json::parse(seen[0].body)["metadata"]["name"];
+  for (int i = 1; i < 5; ++i) {
+    EXPECT_EQ(seen[i].path, "/apis/events.k8s.io/v1/namespaces/ns/events/" + name);
+    EXPECT_EQ(nlohmann::json::parse(seen[i].body)["series"]["count"], i + 1);
+  }
+  EXPECT_EQ(w.Stats().events_created, 1);
+  EXPECT_EQ(w.Stats().events_folded, 4);
 }
 
 TEST(ApiClusterWriter, PreemptionMarksThenDeletesWithUidPrecondition) {
@@ -376,7 +568,8 @@ TEST(ApiClusterWriter, PodGroupConditionRequests) {
        ""},
   };
   for (const Case& c : cases) {
-    std::optional<HttpRequest> req = ApiClusterWriter::PodGroupConditionRequest(c.group, c.condition, t);
+    std::optional<HttpRequest> req =
+        ApiClusterWriter::PodGroupConditionRequest(c.group, c.condition, t);
     if (c.path.empty()) {
       EXPECT_FALSE(req.has_value()) << c.name;
       continue;
@@ -397,7 +590,8 @@ TEST(ApiClusterWriter, PodGroupConditionRequests) {
 
 TEST(ApiClusterWriter, TimeFormats) {
   EXPECT_EQ(ApiClusterWriter::FormatTime(1'700'000'000'123'456), "2023-11-14T22:13:20Z");
-  EXPECT_EQ(ApiClusterWriter::FormatMicroTime(1'700'000'000'123'456), "2023-11-14T22:13:20.123456Z");
+  EXPECT_EQ(ApiClusterWriter::FormatMicroTime(1'700'000'000'123'456),
+            "2023-11-14T22:13:20.123456Z");
 }
 
 // ---- Leader election against an in-memory Lease endpoint ----------------------------------------
@@ -430,7 +624,8 @@ class FakeLeases {
     srv->Put(path + "/gantry", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard<std::mutex> lock(mu);
       nlohmann::json j = nlohmann::json::parse(req.body);
-      if (lease.is_null() || j["metadata"]["resourceVersion"] != lease["metadata"]["resourceVersion"]) {
+      if (lease.is_null() ||
+          j["metadata"]["resourceVersion"] != lease["metadata"]["resourceVersion"]) {
         res.status = 409;
         res.set_content(R"({"reason":"Conflict"})", "application/json");
         return;
@@ -487,7 +682,10 @@ TEST(LeaderElection, RunReleasesOnStopAndReportsLoss) {
   LeaderElector a(*fake.client, Le("a_1"));
   std::atomic<bool> stop{false};
   std::atomic<bool> started{false}, stopped{false};
-  std::thread t([&] { EXPECT_TRUE(a.Run(&stop, [&] { started = true; }, [&] { stopped = true; })); });
+  std::thread t([&] {
+    EXPECT_TRUE(a.Run(
+        &stop, [&] { started = true; }, [&] { stopped = true; }));
+  });
   while (!started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(a.IsLeader());
   stop.store(true);
@@ -502,7 +700,10 @@ TEST(LeaderElection, RunReleasesOnStopAndReportsLoss) {
   std::atomic<bool> stop2{false};
   std::atomic<bool> c_started{false};
   bool result = true;
-  std::thread t2([&] { result = c.Run(&stop2, [&] { c_started = true; }, nullptr); });
+  std::thread t2([&] {
+    result = c.Run(
+        &stop2, [&] { c_started = true; }, nullptr);
+  });
   while (!c_started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   {
     std::lock_guard<std::mutex> lock(fake.mu);

@@ -22,7 +22,8 @@ TEST(ExponentialBucketsTest, UpstreamBuckets) {
 
 TEST(RegistryTest, CounterExposition) {
   Registry r;
-  CounterFamily& c = r.AddCounter("demo_total", "A demo\ncounter with a \\.", {"result", "profile"});
+  CounterFamily& c =
+      r.AddCounter("demo_total", "A demo\ncounter with a \\.", {"result", "profile"});
   c.With({"scheduled", "p\"1"}).Inc();
   c.With({"scheduled", "p\"1"}).Inc(2);
   std::string text = r.Render();
@@ -43,8 +44,8 @@ TEST(RegistryTest, ValuesFormattedAsGoClient) {
   Registry r;
   GaugeFamily& g = r.AddGauge("v", "v", {"k"});
   const std::pair<const char*, double> cases[] = {
-      {"a", 0.0001}, {"b", 1e-05}, {"c", 16.384}, {"d", 1234567}, {"e", 123456}, {"f", -2.5},
-      {"g", 1e21}, {"h", 0}, {"i", 100},
+      {"a", 0.0001}, {"b", 1e-05}, {"c", 16.384}, {"d", 1234567}, {"e", 123456},
+      {"f", -2.5},   {"g", 1e21},  {"h", 0},      {"i", 100},
   };
   for (const auto& [k, v] : cases) g.With({k}).Set(v);
   EXPECT_EQ(r.Render(),
@@ -133,20 +134,35 @@ TEST(SchedulerMetricsTest, UpstreamNamesLabelsAndBuckets) {
   m.SetLeader("gantry-scheduler", true);
   m.ObserveExtensionPoint("Filter", "Success", "gantry-scheduler", 0.0002);
   m.decode_errors.With({"Pod"}).Inc();
+  m.events.With({"dropped"}).Mirror(7);
+  m.event_queue_length.Get().Set(3);
   std::string text = r.Render();
-  EXPECT_THAT(text, HasSubstr("scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"gantry-scheduler\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("scheduler_scheduling_attempt_duration_seconds_bucket{result=\"scheduled\","
-                              "profile=\"gantry-scheduler\",le=\"0.004\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_schedule_attempts_total{result=\"scheduled\",profile="
+                              "\"gantry-scheduler\"} 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("scheduler_scheduling_attempt_duration_seconds_bucket{result=\"scheduled\","
+                        "profile=\"gantry-scheduler\",le=\"0.004\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("le=\"16.384\""));
-  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"15+\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("scheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"2\"} 1\n"));
+  EXPECT_THAT(
+      text, HasSubstr("scheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"15+\"} 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("scheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"2\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("scheduler_preemption_attempts_total 1\n"));
   EXPECT_THAT(text, HasSubstr("scheduler_preemption_victims_bucket{le=\"4\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("leader_election_master_status{name=\"gantry-scheduler\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("scheduler_framework_extension_point_duration_seconds_bucket{extension_point="
-                              "\"Filter\",status=\"Success\",profile=\"gantry-scheduler\",le=\"0.0002\"} 1\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("scheduler_framework_extension_point_duration_seconds_bucket{extension_point="
+                "\"Filter\",status=\"Success\",profile=\"gantry-scheduler\",le=\"0.0002\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("gantry_decode_errors_total{kind=\"Pod\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("# TYPE gantry_cel_evaluations_total counter\ngantry_cel_evaluations_total 0\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("# TYPE gantry_events_total counter\ngantry_events_total{result=\"dropped\"} 7\n"));
+  EXPECT_THAT(text,
+              HasSubstr("# TYPE gantry_event_queue_length gauge\ngantry_event_queue_length 3\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("# TYPE gantry_cel_evaluations_total counter\ngantry_cel_evaluations_total 0\n"));
 }
 
 TEST(ProcessMetricsTest, ReadsProc) {
