@@ -47,23 +47,20 @@ bool NodeResultCache::PrepareScore(const PodInfo& pod, const std::vector<ScorePl
   if (!AllSame(locals, *pod_, pod)) return false;
   for (Entry& e : entries_) {
     e.scored = false;
-    e.raw.clear();
+    e.fixed_total = 0;
   }
   scores_ = scores;
   score_locals_ = std::move(locals);
+  raw_.assign(entries_.size() * scores_.size(), 0);
   return true;
 }
 
-NodeResultCache::Entry& NodeResultCache::Refresh(Entry& e, const NodeInfo& node) {
-  if (e.generation != node.generation()) {
-    e.name = node.name();
-    e.generation = node.generation();
-    e.verdict = Entry::Verdict::kUnknown;
-    e.status = Status();
-    e.scored = false;
-    e.raw.clear();
-  }
-  return e;
+void NodeResultCache::Forget(Entry& e, const NodeInfo& node) {
+  e.generation = node.generation();
+  e.verdict = Entry::Verdict::kUnknown;
+  e.scored = false;
+  e.fixed_total = 0;
+  statuses_[e.slot] = Status();
 }
 
 NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node) {
@@ -71,22 +68,21 @@ NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node) {
   if (inserted) {
     Entry& fresh = entries_.emplace_back();
     fresh.node = &node;
-    fresh.name = node.name();
     fresh.generation = node.generation();
+    fresh.slot = it->second;
+    statuses_.emplace_back();
+    raw_.resize(entries_.size() * scores_.size(), 0);
     return fresh;
   }
-  return Refresh(entries_[it->second], node);
+  Entry& e = entries_[it->second];
+  if (e.generation != node.generation()) Forget(e, node);
+  return e;
 }
 
-NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node, size_t position) {
-  if (position < slot_at_.size()) {
-    const uint32_t slot = slot_at_[position];
-    if (slot != kNoSlot && entries_[slot].node == &node) return Refresh(entries_[slot], node);
-  } else {
-    slot_at_.resize(position + 1, kNoSlot);
-  }
+NodeResultCache::Entry& NodeResultCache::AtNewPosition(const NodeInfo& node, size_t position) {
+  if (position >= slot_at_.size()) slot_at_.resize(position + 1, kNoSlot);
   Entry& e = At(node);
-  slot_at_[position] = static_cast<uint32_t>(&e - entries_.data());
+  slot_at_[position] = e.slot;
   return e;
 }
 
@@ -98,6 +94,8 @@ void NodeResultCache::Clear() {
   scores_.clear();
   score_locals_.clear();
   entries_.clear();
+  statuses_.clear();
+  raw_.clear();
   slot_of_.clear();
   slot_at_.clear();
 }

@@ -23,24 +23,24 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "gantry/plugin.h"
 
 namespace gantry::framework {
 
 class NodeResultCache {
  public:
-  // One node's results, valid for `generation`. `name` is the node's name
-  // (valid while the entry is: a node's Node object changes only with the
-  // snapshot's nodes_version, which clears the cache).
+  // One node's results, valid for `generation`. Kept small (the Filter pass
+  // reads one per candidate node); the rejection and the raw scores live in
+  // side tables indexed by `slot` (status(), raw()).
   struct Entry {
     const NodeInfo* node = nullptr;
-    std::string_view name;
     uint64_t generation = 0;
+    // When `scored`: the sum of weight x raw score over the score plugins
+    // without NormalizeScore (each raw score checked to be in range).
+    int64_t fixed_total = 0;
+    uint32_t slot = 0;
     enum class Verdict : uint8_t { kUnknown, kFits, kRejected } verdict = Verdict::kUnknown;
-    Status status;  // the rejection, when kRejected
     bool scored = false;
-    absl::InlinedVector<int64_t, 6> raw;  // per score plugin of score_plugins(), when scored
   };
 
   // Prepares the cache for `pod` scheduled by `owner` (the Framework) with
@@ -62,10 +62,30 @@ class NodeResultCache {
   // The same, for the node at `position` of one fixed node list (the
   // snapshot's NodeInfos(), unchanged while the cache holds entries):
   // cheaper, as the list's positions index the entries directly.
-  Entry& At(const NodeInfo& node, size_t position);
+  Entry& At(const NodeInfo& node, size_t position) {
+    if (position < slot_at_.size()) {
+      const uint32_t slot = slot_at_[position];
+      if (slot != kNoSlot) {
+        Entry& e = entries_[slot];
+        if (e.node == &node) {
+          if (e.generation != node.generation()) Forget(e, node);
+          return e;
+        }
+      }
+    }
+    return AtNewPosition(node, position);
+  }
   void Reserve(size_t more) {
     entries_.reserve(entries_.size() + more);
     slot_of_.reserve(entries_.size() + more);
+  }
+
+  // The rejection of an entry whose verdict is kRejected.
+  Status& status(const Entry& e) { return statuses_[e.slot]; }
+  // The raw scores of an entry, one per plugin of the prepared scores (in
+  // their order); meaningful when it is `scored`.
+  int64_t* raw(const Entry& e) {
+    return raw_.data() + static_cast<size_t>(e.slot) * scores_.size();
   }
 
   void Clear();
@@ -80,6 +100,11 @@ class NodeResultCache {
   const Counters& counters() const { return counters_; }
 
  private:
+  static constexpr uint32_t kNoSlot = ~uint32_t{0};
+  // Empties `e` for `node`'s current generation.
+  void Forget(Entry& e, const NodeInfo& node);
+  Entry& AtNewPosition(const NodeInfo& node, size_t position);
+
   const void* owner_ = nullptr;
   std::optional<PodInfo> pod_;  // the spec the entries were computed for
   std::vector<FilterPlugin*> filters_;
@@ -87,10 +112,10 @@ class NodeResultCache {
   std::vector<ScorePlugin*> scores_;
   std::vector<const NodeLocalPlugin*> score_locals_;
   std::vector<Entry> entries_;                              // one per node seen
+  std::vector<Status> statuses_;                            // per slot
+  std::vector<int64_t> raw_;                                // per slot x scores_
   absl::flat_hash_map<const NodeInfo*, uint32_t> slot_of_;  // node -> index in entries_
   std::vector<uint32_t> slot_at_;  // position -> index in entries_ (kNoSlot: unknown)
-  static constexpr uint32_t kNoSlot = ~uint32_t{0};
-  Entry& Refresh(Entry& e, const NodeInfo& node);
   Counters counters_;
 };
 

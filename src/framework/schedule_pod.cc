@@ -43,11 +43,13 @@ std::string FitError::Message() const {
     if (diagnosis.absent_nodes_status) {
       int absent = num_all_nodes - static_cast<int>(diagnosis.node_to_status.size());
       if (absent > 0) {
-        for (const std::string& r : diagnosis.absent_nodes_status->reasons()) histogram[r] += absent;
+        for (const std::string& r : diagnosis.absent_nodes_status->reasons())
+          histogram[r] += absent;
       }
     }
     std::vector<std::string> parts;
-    for (const auto& [reason, count] : histogram) parts.push_back(gantry::StrCat(count, " ", reason));
+    for (const auto& [reason, count] : histogram)
+      parts.push_back(gantry::StrCat(count, " ", reason));
     std::sort(parts.begin(), parts.end());
     std::string joined;
     for (size_t i = 0; i < parts.size(); ++i) {
@@ -67,7 +69,8 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   const std::vector<NodeInfo*>& all = restrict_to != nullptr ? *restrict_to : snapshot.NodeInfos();
   const int num_all = static_cast<int>(all.size());
   fit_error->num_all_nodes = num_all;
-  if (num_all == 0) return Status(Code::kUnschedulableAndUnresolvable, "no nodes available to schedule pods");
+  if (num_all == 0)
+    return Status(Code::kUnschedulableAndUnresolvable, "no nodes available to schedule pods");
 
   // PreFilter.
   PreFilterResult pre;
@@ -90,9 +93,11 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
     candidates = &narrowed;
     std::string plugins;
     for (const std::string& p : pre.narrowed_by) plugins += (plugins.empty() ? "" : " ") + p;
-    fit_error->diagnosis.absent_nodes_status = Status(
-        Code::kUnschedulableAndUnresolvable, gantry::StrCat("node(s) didn't satisfy plugin(s) [", plugins, "]"));
-    for (const std::string& p : pre.narrowed_by) fit_error->diagnosis.unschedulable_plugins.insert(p);
+    fit_error->diagnosis.absent_nodes_status =
+        Status(Code::kUnschedulableAndUnresolvable,
+               gantry::StrCat("node(s) didn't satisfy plugin(s) [", plugins, "]"));
+    for (const std::string& p : pre.narrowed_by)
+      fit_error->diagnosis.unschedulable_plugins.insert(p);
   }
   const int n = static_cast<int>(candidates->size());
   const int32_t pct = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
@@ -124,31 +129,39 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   }
   std::vector<int>& misses = miss_scratch_;  // wave positions the cache does not hold
   std::vector<NodeResultCache::Entry*>& entries = entry_scratch_;
+  const size_t nn = static_cast<size_t>(n);
   while (evaluated < n && static_cast<int>(feasible.size()) < to_find) {
     const int wave = std::min(n - evaluated, to_find - static_cast<int>(feasible.size()));
     const int base = evaluated;
+    // Candidate index of the wave's first node; the wave wraps around.
+    const size_t first = (start + static_cast<size_t>(base)) % nn;
     verdict.assign(static_cast<size_t>(wave), 0);
     if (statuses.size() < static_cast<size_t>(wave)) statuses.resize(static_cast<size_t>(wave));
     auto node_at = [&](int k) {
-      return (*candidates)[(start + static_cast<size_t>(base + k)) % static_cast<size_t>(n)];
+      size_t idx = first + static_cast<size_t>(k);
+      if (idx >= nn) idx -= nn;
+      return (*candidates)[idx];
     };
     misses.clear();
     if (cache != nullptr) {
       entries.resize(static_cast<size_t>(wave));
+      size_t idx = first;
+      size_t ahead = first + kPrefetchAhead;
+      while (ahead >= nn) ahead -= nn;
       for (int k = 0; k < wave; ++k) {
         // The NodeInfo's first cache line holds its generation, which the
         // lookup compares: fetch it ahead of the scattered NodeInfos.
-        if (k + kPrefetchAhead < wave) __builtin_prefetch(node_at(k + kPrefetchAhead));
-        NodeResultCache::Entry& e =
-            by_position ? cache->At(*node_at(k), (start + static_cast<size_t>(base + k)) %
-                                                     static_cast<size_t>(n))
-                        : cache->At(*node_at(k));
+        __builtin_prefetch((*candidates)[ahead]);
+        if (++ahead == nn) ahead = 0;
+        const NodeInfo& node = *(*candidates)[idx];
+        NodeResultCache::Entry& e = by_position ? cache->At(node, idx) : cache->At(node);
+        if (++idx == nn) idx = 0;
         entries[static_cast<size_t>(k)] = &e;
         if (e.verdict == NodeResultCache::Entry::Verdict::kFits) {
           verdict[static_cast<size_t>(k)] = 1;
         } else if (e.verdict == NodeResultCache::Entry::Verdict::kRejected) {
           verdict[static_cast<size_t>(k)] = 2;
-          statuses[static_cast<size_t>(k)] = e.status;
+          statuses[static_cast<size_t>(k)] = cache->status(e);
         } else {
           misses.push_back(k);
         }
@@ -178,12 +191,13 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
         e.verdict = NodeResultCache::Entry::Verdict::kFits;
       } else {
         e.verdict = NodeResultCache::Entry::Verdict::kRejected;
-        e.status = statuses[static_cast<size_t>(k)];
+        cache->status(e) = statuses[static_cast<size_t>(k)];
       }
     }
+    size_t idx = first;
     for (int k = 0; k < wave; ++k) {
-      const size_t pos = static_cast<size_t>(base + k);
-      const NodeInfo* node = (*candidates)[(start + pos) % static_cast<size_t>(n)];
+      const NodeInfo* node = (*candidates)[idx];
+      if (++idx == nn) idx = 0;
       if (verdict[static_cast<size_t>(k)] == 1) {
         if (static_cast<int>(feasible.size()) < to_find) {
           feasible.push_back(node);
@@ -201,7 +215,8 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
     evaluated += wave;
   }
   const int found = static_cast<int>(feasible.size());
-  next_start_node_index_ = (start + static_cast<size_t>(evaluated)) % static_cast<size_t>(std::max(n, 1));
+  next_start_node_index_ =
+      (start + static_cast<size_t>(evaluated)) % static_cast<size_t>(std::max(n, 1));
   result->evaluated_nodes = evaluated;
   result->feasible_nodes = found;
   if (found == 0) {
