@@ -49,7 +49,7 @@ struct Resource {
 
 // An affinity term with its namespaces resolved against the owning pod.
 struct AffinityTerm {
-  api::LabelSelector selector;  // empty-but-present selectors match all
+  api::LabelSelector selector;            // empty-but-present selectors match all
   bool selector_matches_nothing = false;  // labelSelector was absent
   absl::flat_hash_set<api::Symbol> namespaces;
   std::optional<api::LabelSelector> namespace_selector;
@@ -105,6 +105,35 @@ struct ImageStateSummary {
   int32_t num_nodes = 0;  // nodes in the cluster that have this image
 };
 
+// A NodeInfo's generation, optionally mirrored into a slot that its owner
+// (state::Snapshot) keeps in a dense array by node position, so that a pass
+// over many nodes can compare generations without touching each NodeInfo.
+// Copies are never mirrored; assigning to a mirrored value updates its slot.
+class MirroredGeneration {
+ public:
+  MirroredGeneration() = default;
+  MirroredGeneration(const MirroredGeneration& other) : value_(other.value_) {}
+  MirroredGeneration& operator=(const MirroredGeneration& other) {
+    Set(other.value_);
+    return *this;
+  }
+  uint64_t value() const { return value_; }
+  void Set(uint64_t v) {
+    value_ = v;
+    if (mirror_ != nullptr) *mirror_ = v;
+  }
+  // Starts (or, with nullptr, stops) mirroring into `*slot`, which must
+  // outlive the mirroring; writes the current value there.
+  void MirrorTo(uint64_t* slot) {
+    mirror_ = slot;
+    if (mirror_ != nullptr) *mirror_ = value_;
+  }
+
+ private:
+  uint64_t value_ = 0;
+  uint64_t* mirror_ = nullptr;
+};
+
 class NodeInfo {
  public:
   NodeInfo() = default;
@@ -140,20 +169,23 @@ class NodeInfo {
     return image_states_;
   }
 
-  uint64_t generation() const { return generation_; }
+  uint64_t generation() const { return generation_.value(); }
   // A new process-wide generation number; NodeInfo mutations bump to it.
   static uint64_t NextGeneration();
+  // For the owning snapshot: mirror the generation into `*slot` (nullptr
+  // stops). Copies of this NodeInfo are not mirrored.
+  void MirrorGenerationTo(uint64_t* slot) { generation_.MirrorTo(slot); }
 
  private:
-  void Bump() { generation_ = NextGeneration(); }
+  void Bump() { generation_.Set(NextGeneration()); }
   void Account(const PodInfo& pod, int sign);
 
   // Ordered by use: what every Filter reads comes first, so that the filter
   // loop touches as few of this object's cache lines as possible.
   std::shared_ptr<const api::Node> node_;
-  std::string_view name_;            // points into *node_
+  std::string_view name_;                // points into *node_
   absl::Span<const api::Taint> taints_;  // points into *node_
-  uint64_t generation_ = 0;
+  MirroredGeneration generation_;
   bool unschedulable_ = false;
   std::vector<PodInfoPtr> pods_;
   Resource allocatable_;

@@ -55,8 +55,8 @@ bool NodeResultCache::PrepareScore(const PodInfo& pod, const std::vector<ScorePl
   return true;
 }
 
-void NodeResultCache::Forget(Entry& e, const NodeInfo& node) {
-  e.generation = node.generation();
+void NodeResultCache::Forget(Entry& e, uint64_t generation) {
+  e.generation = generation;
   e.verdict = Entry::Verdict::kUnknown;
   e.scored = false;
   e.fixed_total = 0;
@@ -75,7 +75,7 @@ NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node) {
     return fresh;
   }
   Entry& e = entries_[it->second];
-  if (e.generation != node.generation()) Forget(e, node);
+  if (e.generation != node.generation()) Forget(e, node.generation());
   return e;
 }
 

@@ -60,15 +60,16 @@ class NodeResultCache {
   // taking n of them.
   Entry& At(const NodeInfo& node);
   // The same, for the node at `position` of one fixed node list (the
-  // snapshot's NodeInfos(), unchanged while the cache holds entries):
-  // cheaper, as the list's positions index the entries directly.
-  Entry& At(const NodeInfo& node, size_t position) {
+  // snapshot's NodeInfos(), unchanged while the cache holds entries), whose
+  // current generation the caller passes (the snapshot's Generations()):
+  // cheaper, as neither the NodeInfo nor a hash table is touched.
+  Entry& At(const NodeInfo& node, size_t position, uint64_t generation) {
     if (position < slot_at_.size()) {
       const uint32_t slot = slot_at_[position];
       if (slot != kNoSlot) {
         Entry& e = entries_[slot];
         if (e.node == &node) {
-          if (e.generation != node.generation()) Forget(e, node);
+          if (e.generation != generation) Forget(e, generation);
           return e;
         }
       }
@@ -101,8 +102,8 @@ class NodeResultCache {
 
  private:
   static constexpr uint32_t kNoSlot = ~uint32_t{0};
-  // Empties `e` for `node`'s current generation.
-  void Forget(Entry& e, const NodeInfo& node);
+  // Empties `e` for the node's current `generation`.
+  void Forget(Entry& e, uint64_t generation);
   Entry& AtNewPosition(const NodeInfo& node, size_t position);
 
   const void* owner_ = nullptr;

@@ -10,9 +10,6 @@
 namespace gantry::framework {
 namespace {
 
-// How many nodes ahead the cached-verdict pass prefetches NodeInfos.
-constexpr int kPrefetchAhead = 8;
-
 constexpr int kMinFeasibleNodesToFind = 100;
 constexpr int kMinFeasibleNodesPercentageToFind = 5;
 
@@ -120,8 +117,10 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   const std::vector<FilterPlugin*> active_filters = fw.ActiveFilterPlugins(state);
   if (cache != nullptr && !cache->PrepareFilter(&fw, pod, active_filters)) cache = nullptr;
   // The snapshot's own list keeps its positions while the cache holds
-  // entries (it is cleared when the nodes change).
-  const bool by_position = candidates == &snapshot.NodeInfos();
+  // entries (it is cleared when the nodes change), and the snapshot mirrors
+  // its NodeInfos' generations by position.
+  const bool by_position = candidates == &snapshot.NodeInfos() &&
+                           snapshot.Generations().size() == snapshot.NodeInfos().size();
   if (cache != nullptr) {
     // Entry pointers are kept across waves: no insertion may move them.
     cache->Reserve(static_cast<size_t>(n));
@@ -146,17 +145,21 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
     if (cache != nullptr) {
       entries.resize(static_cast<size_t>(wave));
       size_t idx = first;
-      size_t ahead = first + kPrefetchAhead;
-      while (ahead >= nn) ahead -= nn;
+      if (by_position) {
+        const uint64_t* generations = snapshot.Generations().data();
+        for (int k = 0; k < wave; ++k) {
+          NodeResultCache::Entry& e = cache->At(*(*candidates)[idx], idx, generations[idx]);
+          if (++idx == nn) idx = 0;
+          entries[static_cast<size_t>(k)] = &e;
+        }
+      } else {
+        for (int k = 0; k < wave; ++k) {
+          entries[static_cast<size_t>(k)] = &cache->At(*(*candidates)[idx]);
+          if (++idx == nn) idx = 0;
+        }
+      }
       for (int k = 0; k < wave; ++k) {
-        // The NodeInfo's first cache line holds its generation, which the
-        // lookup compares: fetch it ahead of the scattered NodeInfos.
-        __builtin_prefetch((*candidates)[ahead]);
-        if (++ahead == nn) ahead = 0;
-        const NodeInfo& node = *(*candidates)[idx];
-        NodeResultCache::Entry& e = by_position ? cache->At(node, idx) : cache->At(node);
-        if (++idx == nn) idx = 0;
-        entries[static_cast<size_t>(k)] = &e;
+        const NodeResultCache::Entry& e = *entries[static_cast<size_t>(k)];
         if (e.verdict == NodeResultCache::Entry::Verdict::kFits) {
           verdict[static_cast<size_t>(k)] = 1;
         } else if (e.verdict == NodeResultCache::Entry::Verdict::kRejected) {

@@ -33,6 +33,10 @@ class Snapshot final : public framework::SnapshotLister {
   std::vector<framework::NominatedPod>& mutable_nominated_pods() { return nominated_; }
 
   size_t size() const { return list_.size(); }
+  // Generations()[i] == NodeInfos()[i]->generation(), kept in step by the
+  // NodeInfos themselves (NodeInfo::MirrorGenerationTo): one dense array to
+  // scan instead of every NodeInfo.
+  const std::vector<uint64_t>& Generations() const { return generations_; }
   // Changes (to a value no other snapshot had) whenever UpdateSnapshot adds
   // or removes a node or replaces a node's Node object (labels, taints,
   // allocatable, images); not when only pods change. What is derived from
@@ -54,6 +58,7 @@ class Snapshot final : public framework::SnapshotLister {
 
   absl::flat_hash_map<std::string, std::unique_ptr<framework::NodeInfo>> nodes_;
   std::vector<framework::NodeInfo*> list_;
+  std::vector<uint64_t> generations_;  // by position in list_
   std::vector<framework::NodeInfo*> with_affinity_;
   std::vector<framework::NodeInfo*> with_required_anti_affinity_;
   absl::flat_hash_map<api::Symbol, api::Labels> namespaces_;

@@ -84,6 +84,43 @@ TEST_F(ClusterStateTest, SnapshotCopiesOnlyChangedNodes) {
   EXPECT_TRUE(snapshot_.Get("b")->pods().empty());
 }
 
+// Snapshot::Generations() must equal every listed NodeInfo's generation
+// after each kind of change: pod updates copied in, direct mutations of a
+// snapshot NodeInfo, nodes added and removed; copies never write into it.
+TEST_F(ClusterStateTest, SnapshotMirrorsGenerationsByPosition) {
+  auto expect_mirrored = [&](const char* step) {
+    const auto& list = snapshot_.NodeInfos();
+    ASSERT_EQ(snapshot_.Generations().size(), list.size()) << step;
+    for (size_t i = 0; i < list.size(); ++i) {
+      EXPECT_EQ(snapshot_.Generations()[i], list[i]->generation()) << step << ", node " << list[i]->name();
+    }
+  };
+  state_.UpdateSnapshot(&snapshot_);
+  expect_mirrored("first snapshot");
+  state_.AddOrUpdateBoundPod(Bound(SimplePod("x", 100, 0), "b"));
+  state_.UpdateSnapshot(&snapshot_);
+  expect_mirrored("pod bound to b");
+
+  framework::NodeInfo* b = snapshot_.GetMutable("b");
+  const uint64_t before = snapshot_.Generations()[1];
+  framework::NodeInfo copy = *b;
+  copy.AddPod(state_.MakePodInfo(std::make_shared<const api::Pod>(SimplePod("what-if", 100, 0))));
+  EXPECT_EQ(snapshot_.Generations()[1], before) << "a copy's mutation must not reach the snapshot";
+  b->AddPod(state_.MakePodInfo(std::make_shared<const api::Pod>(SimplePod("nominated", 100, 0))));
+  EXPECT_NE(snapshot_.Generations()[1], before);
+  expect_mirrored("snapshot NodeInfo mutated in place");
+
+  state_.AddOrUpdateNode(std::make_shared<const api::Node>(SimpleNode("c", 1000, 1 << 30)));
+  state_.UpdateSnapshot(&snapshot_);
+  expect_mirrored("node c added");
+  state_.RemoveNode("a");
+  state_.UpdateSnapshot(&snapshot_);
+  expect_mirrored("node a removed");
+  state_.AddOrUpdateBoundPod(Bound(SimplePod("y", 100, 0), "c"));
+  state_.UpdateSnapshot(&snapshot_);
+  expect_mirrored("pod bound to c after the rebuild");
+}
+
 TEST_F(ClusterStateTest, PodOnUnknownNodeCountsOnceNodeArrives) {
   state_.AddOrUpdateBoundPod(Bound(SimplePod("early", 300, 0), "c"));
   state_.UpdateSnapshot(&snapshot_);
