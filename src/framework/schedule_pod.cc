@@ -238,16 +238,24 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
                           cache != nullptr ? &feasible_entries : nullptr);
   if (!st.IsSuccess()) return st;
 
-  // selectHost: the maximum total; ties broken uniformly by reservoir sampling.
-  size_t best = 0;
-  int ties = 1;
-  for (size_t i = 1; i < feasible.size(); ++i) {
-    if (totals[i] > totals[best]) {
-      best = i;
+  // selectHost: the maximum total, a tie broken by one uniform draw among
+  // the tied nodes (the distribution of upstream's reservoir sampling).
+  int64_t top = totals[0];
+  int ties = 0;
+  for (int64_t t : totals) {
+    if (t > top) {
+      top = t;
       ties = 1;
-    } else if (totals[i] == totals[best]) {
+    } else if (t == top) {
       ++ties;
-      if (std::uniform_int_distribution<int>(0, ties - 1)(rng_) == 0) best = i;
+    }
+  }
+  int pick = ties > 1 ? std::uniform_int_distribution<int>(0, ties - 1)(rng_) : 0;
+  size_t best = 0;
+  for (size_t i = 0; i < totals.size(); ++i) {
+    if (totals[i] == top && pick-- == 0) {
+      best = i;
+      break;
     }
   }
   result->suggested_host = std::string(feasible[best]->name());
