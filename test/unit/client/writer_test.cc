@@ -327,13 +327,15 @@ TEST_P(EventQueueTest, KeepsUpToCapacityAndCountsDrops) {
     taken[worker] = true;
     ++occupied;
     w.RecordEvent(ev);
+    // Until its worker has taken it, the event holds a queue slot; with a
+    // small capacity the next one would be dropped.
+    std::unique_lock<std::mutex> lock(mu);
+    if (!arrived_cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == occupied; })) {
+      gate.Open();  // let the workers finish so that the writer can stop
+      FAIL() << "worker " << worker << " did not take its event";
+    }
   }
   ASSERT_EQ(occupied, tc.workers);
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(
-        arrived_cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == tc.workers; }));
-  }
   // Events that met a busy worker while finding a free one wait in the queue too.
   const int64_t queued_before = w.Stats().events_queued;
   ASSERT_LE(queued_before, static_cast<int64_t>(tc.capacity));
