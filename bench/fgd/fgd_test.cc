@@ -12,6 +12,7 @@
 #include "bench/fgd/trace.h"
 #include "gantry/util/strings.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "plugins/registry/registry.h"
 
 namespace gantry::fgd {
@@ -259,6 +260,39 @@ TEST(RunReplay, ProtocolInvariants) {
     for (size_t i = 0; i < r->points.size(); ++i) {
       EXPECT_EQ(again->points[i].allocated_milli, r->points[i].allocated_milli) << i;
     }
+  }
+}
+
+TEST(PolicyConfig, GpuFragmentationArgsTable) {
+  // The fgd replica carries the artifact's score (integer sigmoid, ties to a
+  // fixed per-seed node order); every GpuFragmentation policy gets the
+  // seed's order; --plugin-args override.
+  struct Case {
+    const char* policy;
+    uint64_t seed;
+    std::string extra;
+    std::string key;
+    nlohmann::json want;
+  } cases[] = {
+      {"fgd", 42, "", "scoreMapping", "Sigmoid"},
+      {"fgd", 42, "", "tieBreak", "Stable"},
+      {"fgd", 43, "", "tieSeed", 43},
+      {"gpufrag", 44, "", "tieSeed", 44},
+      {"gpufrag", 44, "", "scoreMapping", nullptr},
+      {"gpufrag", 44, R"({"scoreMapping":"Sigmoid","tieSeed":7})", "tieSeed", 7},
+      {"gpufrag-typical", 45, "", "tieSeed", 45},
+      {"bestfit", 45, "", "tieSeed", nullptr},
+  };
+  const auto pods = SmallPods(20);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(gantry::StrCat(c.policy, " ", c.key));
+    auto cfg = PolicyConfig(c.policy, c.seed, pods, c.extra);
+    ASSERT_TRUE(cfg.ok()) << cfg.status();
+    const nlohmann::json j = nlohmann::json::parse(*cfg);
+    nlohmann::json got;
+    const nlohmann::json& pc = j["profiles"][0]["pluginConfig"];
+    if (pc.is_array() && !pc.empty() && pc[0]["args"].contains(c.key)) got = pc[0]["args"][c.key];
+    EXPECT_EQ(got, c.want);
   }
 }
 

@@ -171,7 +171,8 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
                                          {"args",
                                           {{"weighting", "Pods"},
                                            {"coverage", 0.95},
-                                           {"tieBreak", "None"},
+                                           {"scoreMapping", "Sigmoid"},
+                                           {"tieBreak", "Stable"},
                                            {"shapes", TypicalShapes(pods, false)}}}}};
   } else if (policy == "bestfit") {
     c = WithOnlyScore(kBestFit);
@@ -184,6 +185,14 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
     return absl::InvalidArgumentError(
         gantry::StrCat("unknown policy \"", policy, "\" (known: ", names, ")"));
   }
+  if (policy == "gpufrag" || policy == "gpufrag-typical" || policy == "fgd") {
+    // One fixed node order per seed for the Stable tie-breaks, as the
+    // artifact's per-seed random node-name prefix.
+    nlohmann::json& pc = c["profiles"][0]["pluginConfig"];
+    if (pc.is_null())
+      pc = {{{"name", plugins::gpu_fragmentation::kName}, {"args", nlohmann::json::object()}}};
+    pc[0]["args"]["tieSeed"] = seed;
+  }
   if (!plugin_args.empty()) {
     if (policy != "gpufrag" && policy != "gpufrag-typical" && policy != "fgd") {
       return absl::InvalidArgumentError(
@@ -192,10 +201,7 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
     nlohmann::json extra = nlohmann::json::parse(plugin_args, nullptr, /*allow_exceptions=*/false);
     if (!extra.is_object())
       return absl::InvalidArgumentError("--plugin-args must be a JSON object");
-    nlohmann::json& pc = c["profiles"][0]["pluginConfig"];
-    if (pc.is_null())
-      pc = {{{"name", plugins::gpu_fragmentation::kName}, {"args", nlohmann::json::object()}}};
-    pc[0]["args"].update(extra);
+    c["profiles"][0]["pluginConfig"][0]["args"].update(extra);
   }
   return c.dump();
 }

@@ -10,10 +10,14 @@
 //                milli (CPU-only shapes weigh 0)
 //   fgd          GpuFragmentation configured as the paper's FGD: fixed typical
 //                shapes from the trace (pods per shape, top 95% of pods,
-//                CPU-only pods included), weighted per pod
+//                CPU-only pods included), weighted per pod, the artifact's
+//                integer sigmoid score with ties to a fixed node order
+//                (scoreMapping Sigmoid, tieBreak Stable)
 //   bestfit      the paper's BestFit node score (bench-only plugin FgdBestFit)
 //   random       a uniformly random feasible node (bench-only plugin FgdRandom)
 //
+// The GpuFragmentation policies get `tieSeed` = the run's seed (one fixed
+// node order per seed, as the artifact's random node-name prefix).
 // Every policy keeps the default filters, scores all nodes
 // (percentageOfNodesToScore 100) and disables PostFilter (the protocol has no
 // preemption). Non-default policies disable every other score plugin.

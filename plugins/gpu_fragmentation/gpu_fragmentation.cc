@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -179,14 +180,30 @@ bool SameDeviceState(const NodeGpus& node, const std::vector<std::vector<bool>>&
   return true;
 }
 
+// The integer score of ScoreMapping::kSigmoid for a decrease `delta`
+// (milli-units): floor(100 * sigmoid(delta / scale)).
+int64_t SigmoidLevel(double delta, int64_t scale) {
+  const double x = delta / static_cast<double>(scale);
+  return static_cast<int64_t>(static_cast<double>(framework::kMaxNodeScore) / (1.0 + std::exp(-x)));
+}
+
+// How PickDevices compares candidates under ScoreMapping::kSigmoid: by the
+// integer score of the node's decrease from `frag_before`.
+struct SigmoidChoice {
+  double frag_before = 0;
+  int64_t scale = 1'000'000;
+};
+
 // Chooses `count` of the candidates and applies them to `after`; returns the
 // fragmentation left and fills `picked` (positions in the node). First fit
 // takes the first ones; kFragmentation takes, slot by slot, the candidate
 // whose use leaves the least fragmentation (ties: the least capacity left
-// on that device, then inventory order).
+// on that device, then inventory order). With `sigmoid`, candidates are
+// compared by the integer score instead, ties going to inventory order.
 double PickDevices(const ShapeTable& table, const std::vector<std::vector<bool>>& matches,
                    const std::vector<std::pair<size_t, int64_t>>& cands, int64_t count,
-                   DeviceChoice choice, NodeGpus* after, std::vector<size_t>* picked) {
+                   DeviceChoice choice, const std::optional<SigmoidChoice>& sigmoid,
+                   NodeGpus* after, std::vector<size_t>* picked) {
   picked->clear();
   if (choice == DeviceChoice::kFirstFit) {
     for (int64_t k = 0; k < count; ++k) {
@@ -214,7 +231,16 @@ double PickDevices(const ShapeTable& table, const std::vector<std::vector<bool>>
       const double frag = table.Fragmentation(*after, matches);
       const int64_t rest = after->free[i];
       after->free[i] += v;
-      if (best == cands.size() || frag < best_frag || (frag == best_frag && rest < best_rest)) {
+      bool better;
+      if (best == cands.size()) {
+        better = true;
+      } else if (sigmoid) {
+        better = SigmoidLevel(sigmoid->frag_before - frag, sigmoid->scale) >
+                 SigmoidLevel(sigmoid->frag_before - best_frag, sigmoid->scale);
+      } else {
+        better = frag < best_frag || (frag == best_frag && rest < best_rest);
+      }
+      if (better) {
         best = j;
         best_frag = frag;
         best_rest = rest;
@@ -246,6 +272,10 @@ constexpr std::pair<std::string_view, DeviceChoice> kDeviceChoiceNames[] = {
 constexpr std::pair<std::string_view, Measure> kMeasureNames[] = {
     {"Usable", Measure::kUsable},
     {"Fill", Measure::kFill},
+};
+constexpr std::pair<std::string_view, ScoreMapping> kScoreMappingNames[] = {
+    {"Linear", ScoreMapping::kLinear},
+    {"Sigmoid", ScoreMapping::kSigmoid},
 };
 
 // How many copies of a shape (`count` devices of `capacity` each; 0 = a
@@ -313,9 +343,15 @@ void DecodeChoice(api::Decoder& d, api::JsonValue v,
   d.Fail(gantry::StrCat("Unsupported value: \"", t, "\": supported values: ", list));
 }
 
-// A fixed pseudo-random rank of a node (FNV-1a of its name), kTieLevelBits wide.
-int64_t StableRank(std::string_view name) {
+// A fixed pseudo-random rank of a node (FNV-1a of its name, the offset basis
+// mixed with `seed`; seed 0 is plain FNV-1a), kTieLevelBits wide.
+int64_t StableRank(std::string_view name, uint64_t seed) {
   uint64_t h = 1469598103934665603ull;
+  if (seed != 0) {
+    uint64_t z = seed * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h ^= z ^ (z >> 31);
+  }
   for (char c : name) {
     h ^= static_cast<unsigned char>(c);
     h *= 1099511628211ull;
@@ -356,6 +392,20 @@ GpuFragmentationArgs GpuFragmentationArgs::Decode(api::Decoder& d, api::JsonValu
     }
     if (key == "measure") {
       DecodeChoice(d, value, kMeasureNames, &a.measure);
+      return true;
+    }
+    if (key == "scoreMapping") {
+      DecodeChoice(d, value, kScoreMappingNames, &a.score_mapping);
+      return true;
+    }
+    if (key == "sigmoidScale") {
+      a.sigmoid_scale = d.Qty(value).MilliValue();
+      if (a.sigmoid_scale <= 0) d.Fail("must be positive");
+      return true;
+    }
+    if (key == "tieSeed") {
+      a.tie_seed =
+          static_cast<uint64_t>(d.IntInRange(value, 0, std::numeric_limits<int64_t>::max()));
       return true;
     }
     if (key == "resolution") {
@@ -437,6 +487,10 @@ nlohmann::json GpuFragmentationArgs::ToJson() const {
           {"tieBreak", ChoiceName(kTieBreakNames, tie_break)},
           {"deviceChoice", ChoiceName(kDeviceChoiceNames, device_choice)},
           {"measure", ChoiceName(kMeasureNames, measure)},
+          {"scoreMapping", ChoiceName(kScoreMappingNames, score_mapping)},
+          {"sigmoidScale", sigmoid_scale % 1000 == 0 ? std::to_string(sigmoid_scale / 1000)
+                                                     : gantry::StrCat(sigmoid_scale, "m")},
+          {"tieSeed", tie_seed},
           {"shapes", shapes_json}};
 }
 
@@ -785,8 +839,11 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
     thread_local std::vector<std::pair<size_t, int64_t>> cands;
     thread_local std::vector<size_t> picked;
     if (FastCandidates(data, snap, capacity_, before, &cands)) {
-      frag_after = PickDevices(*data.table, matches, cands, data.count, args_.device_choice, &after,
-                               &picked);
+      std::optional<SigmoidChoice> sigmoid;
+      if (args_.score_mapping == ScoreMapping::kSigmoid)
+        sigmoid = SigmoidChoice{frag_before, args_.sigmoid_scale};
+      frag_after = PickDevices(*data.table, matches, cands, data.count, args_.device_choice,
+                               sigmoid, &after, &picked);
       // Ask for the devices only where they differ from the allocator's own first fit.
       bool first_fit = true;
       for (size_t k = 0; k < picked.size(); ++k)
@@ -840,11 +897,15 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
   if (tie == TieBreak::kPackingCpu) {
     second = kLow - 1 - std::clamp<int64_t>(after.cpu_free / 1000, 0, kLow - 1);
   } else if (tie == TieBreak::kPackingStable || tie == TieBreak::kStable) {
-    second = StableRank(node.name());
+    second = StableRank(node.name(), args_.tie_seed);
   }
   const int64_t bonus = first * kLow + second;
   // Decreases beyond +-2^32 milli-units (thousands of devices) saturate.
   constexpr double kMaxDelta = 4294967296.0;
+  if (args_.score_mapping == ScoreMapping::kSigmoid) {
+    *score = SigmoidLevel(delta, args_.sigmoid_scale) * kTieRange + bonus;
+    return Status();
+  }
   const double steps = args_.resolution > 0 ? delta / static_cast<double>(args_.resolution) : delta;
   *score = std::llround(std::clamp(steps, -kMaxDelta, kMaxDelta)) * kTieRange + bonus;
   return Status();

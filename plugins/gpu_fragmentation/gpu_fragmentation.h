@@ -18,7 +18,10 @@
 // allocate those on the chosen node (dra::DevicePreference); for any other
 // claim "after" applies the devices the DRA allocator picks (a second
 // allocator pass). Either way the score is exact for the placement that
-// would happen. Scores are min-max normalised to [0, 100].
+// would happen. Scores are min-max normalised to [0, 100]; with
+// args.score_mapping kSigmoid the decrease first becomes the FGD artifact's
+// integer score floor(100 * sigmoid(decrease / one device)), so near-equal
+// nodes tie and go to the tie-break.
 //
 // The shape distribution is either given (args.shapes) or learned online
 // from the pods this plugin sees in PreFilter (every arriving pod, once per
@@ -97,6 +100,14 @@ enum class DeviceChoice : uint8_t { kFirstFit, kFragmentation };
 // free memory allow, i.e. it also counts the remainders k would leave on each
 // device and the devices that CPU or memory exhaustion strands.
 enum class Measure : uint8_t { kUsable, kFill };
+// How the fragmentation decrease becomes the node's score: kLinear compares
+// the decrease itself (in steps of `resolution`); kSigmoid compares
+// floor(100 * sigmoid(decrease / sigmoid_scale)), the FGD artifact's integer
+// score, so that nodes whose decreases differ by less than one score point
+// tie (about 4% of a device near a decrease of 0, much more for large
+// decreases) and go to the tie-break. Under kSigmoid the device choice also
+// compares those integer scores, ties going to inventory order.
+enum class ScoreMapping : uint8_t { kLinear, kSigmoid };
 
 struct GpuFragmentationArgs {
   // Qualified name of the device capacity that measures the shared unit.
@@ -112,6 +123,13 @@ struct GpuFragmentationArgs {
   TieBreak tie_break = TieBreak::kPackingCpu;
   DeviceChoice device_choice = DeviceChoice::kFragmentation;
   Measure measure = Measure::kUsable;
+  ScoreMapping score_mapping = ScoreMapping::kLinear;
+  // The decrease that moves the sigmoid by one unit (kSigmoid), in
+  // milli-units of the capacity; default one 1000-unit device.
+  int64_t sigmoid_scale = 1'000'000;
+  // Seeds the fixed per-node order of kStable and kPackingStable (0: the
+  // unseeded order), so that a benchmark can draw one order per run.
+  uint64_t tie_seed = 0;
   // Fixed distribution; empty = learn from arriving pods.
   std::vector<WeightedShape> shapes;
 

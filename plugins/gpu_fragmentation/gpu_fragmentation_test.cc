@@ -1,6 +1,7 @@
 #include "plugins/gpu_fragmentation/gpu_fragmentation.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -319,6 +320,10 @@ TEST(GpuFragmentationArgs, DecodeTable) {
       {"resolution", R"({"resolution":"50"})", ""},
       {"negative resolution", R"({"resolution":"-1"})", "must not be negative"},
       {"memory fit off", R"({"memoryFit":false})", ""},
+      {"sigmoid mapping", R"({"scoreMapping":"Sigmoid","sigmoidScale":"500","tieSeed":42})", ""},
+      {"bad mapping", R"({"scoreMapping":"Log"})", "Unsupported value: \"Log\""},
+      {"zero sigmoid scale", R"({"sigmoidScale":"0"})", "must be positive"},
+      {"negative tie seed", R"({"tieSeed":-1})", "must be between 0 and"},
       {"shape with memory", R"({"shapes":[{"count":0,"memory":"8Gi"}]})", ""},
       {"shape negative memory", R"({"shapes":[{"count":0,"memory":"-1"}]})",
        "must not be negative"},
@@ -367,6 +372,15 @@ TEST(GpuFragmentationArgs, DecodeTable) {
   EXPECT_EQ(d.device_choice, DeviceChoice::kFirstFit);
   EXPECT_EQ(d.measure, Measure::kFill);
   EXPECT_EQ(a.measure, Measure::kUsable);
+  EXPECT_EQ(a.score_mapping, ScoreMapping::kLinear);
+  GpuFragmentationArgs e =
+      DecodeArgs(R"({"scoreMapping":"Sigmoid","sigmoidScale":"500","tieSeed":42})", &error);
+  ASSERT_EQ(error, "");
+  GpuFragmentationArgs g = DecodeArgs(e.ToJson().dump(), &error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(g.score_mapping, ScoreMapping::kSigmoid);
+  EXPECT_EQ(g.sigmoid_scale, 500'000);
+  EXPECT_EQ(g.tie_seed, 42u);
 }
 
 // ---- Plugin on a DRA state ----------------------------------------------
@@ -537,26 +551,130 @@ TEST(GpuFragmentation, TieBreakTable) {
   }
 }
 
-TEST(GpuFragmentation, ResolutionTable) {
-  // node-a: gpu-0 has 600 left; node-b idle. Shapes: 400-shares and whole
-  // GPUs, equally likely. A 400 pod on node-a fills gpu-0 to 200 left
-  // (F 300 -> 200 milli-GPU, x0.5 weights folded in: +100'000 milli-units);
-  // on node-b it breaks a whole GPU (F 0 -> 300: -300'000). Steps of one
-  // GPU or more make the two nodes tie.
+// Raw scores (tie-break off) of a 400 pod on node-a, whose gpu-0 has `used`
+// taken, and on idle node-b, with 400-shares and whole GPUs equally likely
+// and the other fields of `args`.
+std::vector<framework::NodeScore> ShareScoresAfter(int used, GpuFragmentationArgs args) {
+  Fixture f;
+  f.dra.UpsertClaim(Used("old", "node-a", "gpu-0", used));
+  f.dra.UpsertClaim(Claim("new", 1, 400));
+  args.shapes = {{Share(400), 1}, {Whole(1), 1}};
+  args.tie_break = TieBreak::kNone;
+  GpuFragmentation p(args, f.handle);
+  return f.Scores(p, *PodWithClaim("p", "new"), false);
+}
+
+TEST(GpuFragmentation, SigmoidTiesGoToTheTieBreak) {
+  // node-a: gpu-0 has 400 left, node-b: gpu-0 has 500 left; the others idle.
+  // Whole GPUs (0.99) and 200-shares (0.01) expected; a 300 pod. Exactly,
+  // node-b is better by 1 milli-GPU (its remainder of 200 still takes a
+  // 200-share); under the sigmoid both score 57 and the tie-break decides
+  // (node-a keeps less GPU capacity left).
   struct Case {
-    int64_t resolution;  // milli-units
-    int64_t want_a, want_b;
-  } cases[] = {{0, 100'000, -300'000}, {100'000, 1, -3}, {1'000'000, 0, 0}, {10'000'000, 0, 0}};
+    ScoreMapping mapping;
+    const char* want;  // the node with the maximum
+  } cases[] = {{ScoreMapping::kLinear, "node-b"}, {ScoreMapping::kSigmoid, "node-a"}};
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.resolution);
-    Fixture f;
-    f.dra.UpsertClaim(Used("old", "node-a", "gpu-0", 400));
-    f.dra.UpsertClaim(Claim("new", 1, 400));
-    GpuFragmentationArgs args = FixedShapes({{Share(400), 1}, {Whole(1), 1}});
-    args.resolution = c.resolution;
-    args.tie_break = TieBreak::kNone;
+    SCOPED_TRACE(c.want);
+    Fixture f(2, 2, 32000, 64000);
+    f.dra.UpsertClaim(Used("ua", "node-a", "gpu-0", 600));
+    f.dra.UpsertClaim(Used("ub", "node-b", "gpu-0", 500));
+    f.dra.UpsertClaim(Claim("new", 1, 300));
+    GpuFragmentationArgs args = FixedShapes({{Whole(1), 99}, {Share(200), 1}});
+    args.score_mapping = c.mapping;
+    args.tie_break = TieBreak::kPackingCpu;
     GpuFragmentation p(args, f.handle);
-    auto raw = f.Scores(p, *PodWithClaim("p", "new"), false);
+    auto s = f.Scores(p, *PodWithClaim("p", "new"), true);
+    EXPECT_EQ(s[0].score == 100   ? "node-a"
+              : s[1].score == 100 ? "node-b"
+                                  : "",
+              std::string(c.want));
+  }
+}
+
+TEST(GpuFragmentation, SigmoidDeviceChoiceTable) {
+  // node-a: gpu-0 has 400 left, gpu-1 500, gpu-2 and gpu-3 idle; a 300 pod;
+  // shapes as above. Exactly, gpu-1 is better by 1 milli-GPU; under the
+  // sigmoid both score 57 and inventory order (gpu-0, the allocator's first
+  // fit, so no preference) wins.
+  struct Case {
+    ScoreMapping mapping;
+    std::vector<std::string> want;  // preferred devices on node-a
+  } cases[] = {{ScoreMapping::kLinear, {"gpu-1"}}, {ScoreMapping::kSigmoid, {}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.mapping));
+    Fixture f(4, 4);
+    f.dra.UpsertClaim(Used("u0", "node-a", "gpu-0", 600));
+    f.dra.UpsertClaim(Used("u1", "node-a", "gpu-1", 500));
+    f.dra.UpsertClaim(Claim("new", 1, 300));
+    GpuFragmentationArgs args = FixedShapes({{Whole(1), 99}, {Share(200), 1}});
+    args.score_mapping = c.mapping;
+    GpuFragmentation p(args, f.handle);
+    framework::CycleState st;
+    f.Scores(p, *PodWithClaim("p", "new"), false, &st);
+    auto pref = st.Read<dra::DevicePreference>(dra::kDevicePreferenceKey);
+    ASSERT_TRUE(pref.ok());
+    const state::DraInventory* inv = f.dra.Snapshot()->inventory.get();
+    std::vector<std::string> got;
+    for (int32_t dev : (*pref)->Get("node-a", inv))
+      got.push_back(inv->devices[static_cast<size_t>(dev)].device->name.str());
+    EXPECT_EQ(got, c.want);
+  }
+}
+
+TEST(GpuFragmentation, SeededStableOrderTable) {
+  // Two nodes in the same state: the fixed order decides, the same way on
+  // every cycle for one seed; over a few seeds both nodes win sometimes.
+  std::set<int64_t> winners;
+  for (uint64_t seed : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u}) {
+    SCOPED_TRACE(seed);
+    Fixture f;
+    f.dra.UpsertClaim(Claim("new", 1, 1000));
+    GpuFragmentationArgs args = FixedShapes({{Whole(1), 1}});
+    args.tie_break = TieBreak::kStable;
+    args.tie_seed = seed;
+    GpuFragmentation p(args, f.handle);
+    auto s = f.Scores(p, *PodWithClaim("p", "new"), true);
+    auto again = f.Scores(p, *PodWithClaim("p", "new"), true);
+    EXPECT_EQ(again[0].score, s[0].score);
+    EXPECT_EQ(std::max(s[0].score, s[1].score), 100);
+    winners.insert(s[0].score == 100 ? 0 : 1);
+  }
+  EXPECT_EQ(winners.size(), 2u);
+}
+
+TEST(GpuFragmentation, ScoreMappingTable) {
+  // Linear, used 400: node-a's gpu-0 has 600 left and the pod fills it to
+  // 200 left (F 300 -> 200 milli-GPU, x0.5 weights folded in: +100'000
+  // milli-units); on node-b it breaks a whole GPU (F 0 -> 300: -300'000).
+  // Steps of one GPU or more make the two nodes tie.
+  // Sigmoid, used 600: decreases of +0.2 GPU on node-a and -0.3 GPU on
+  // node-b (as ScoreIsFragmentationDecrease), mapped to
+  // floor(100 * sigmoid(decrease / scale)).
+  struct Case {
+    ScoreMapping mapping;
+    int used;
+    int64_t step;  // resolution (Linear) or sigmoid scale, milli-units
+    int64_t want_a, want_b;
+  } cases[] = {
+      {ScoreMapping::kLinear, 400, 0, 100'000, -300'000},
+      {ScoreMapping::kLinear, 400, 100'000, 1, -3},
+      {ScoreMapping::kLinear, 400, 1'000'000, 0, 0},
+      {ScoreMapping::kLinear, 400, 10'000'000, 0, 0},
+      {ScoreMapping::kSigmoid, 600, 1'000'000, 54, 42},   // sigmoid(0.2), sigmoid(-0.3)
+      {ScoreMapping::kSigmoid, 600, 100'000, 88, 4},      // sigmoid(2), sigmoid(-3)
+      {ScoreMapping::kSigmoid, 600, 10'000'000, 50, 49},  // sigmoid(0.02), sigmoid(-0.03)
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(gantry::StrCat(static_cast<int>(c.mapping), " ", c.step));
+    GpuFragmentationArgs args;
+    args.score_mapping = c.mapping;
+    if (c.mapping == ScoreMapping::kSigmoid) {
+      args.sigmoid_scale = c.step;
+    } else {
+      args.resolution = c.step;
+    }
+    auto raw = ShareScoresAfter(c.used, args);
     EXPECT_EQ(raw[0].score, c.want_a * kTieRange);
     EXPECT_EQ(raw[1].score, c.want_b * kTieRange);
   }
