@@ -26,6 +26,20 @@ std::string PodPath(const api::Pod& pod, std::string_view sub) {
   return p;
 }
 
+// A write whose answer Gantry reads only for its status code and error
+// message: the answer in protobuf (cheaper for the API server to encode than
+// JSON), and no server-side field validation of a JSON body (the default,
+// Warn, decodes it strictly; Gantry sends only fields it knows). DELETE
+// takes no fieldValidation.
+HttpRequest CheapWrite(HttpRequest req) {
+  req.accept = kAcceptProtobufOrJson;
+  if (req.method != "DELETE" && req.method != "GET") {
+    req.path += req.path.find('?') == std::string::npos ? "?" : "&";
+    req.path += "fieldValidation=Ignore";
+  }
+  return req;
+}
+
 bool Retryable(const absl::StatusOr<HttpResponse>& r) {
   if (!r.ok()) return r.status().code() == absl::StatusCode::kUnavailable;
   return r->status >= 500 || r->status == 429;
@@ -184,7 +198,7 @@ absl::Status ApiClusterWriter::AddResourceClaimFinalizer(const api::ResourceClai
   finalizers.emplace_back(finalizer);
   // resourceVersion makes the merge patch conditional: a stale claim is a Conflict.
   return ClaimWriteResult(
-      client_.Do(FinalizersPatch(claim, finalizers, /*with_resource_version=*/true)),
+      client_.Do(CheapWrite(FinalizersPatch(claim, finalizers, /*with_resource_version=*/true))),
       StrCat("add finalizer to ResourceClaim ", claim.meta.Key()));
 }
 
@@ -196,7 +210,7 @@ absl::Status ApiClusterWriter::UpdateResourceClaimStatus(
   req.path = ClaimPath(claim, "status");
   req.content_type = "application/merge-patch+json";
   req.body = ClaimStatusPatch(claim, allocation, reserved_for);
-  return ClaimWriteResult(client_.Do(req),
+  return ClaimWriteResult(client_.Do(CheapWrite(req)),
                           StrCat("update status of ResourceClaim ", claim.meta.Key()));
 }
 
@@ -209,7 +223,8 @@ absl::Status ApiClusterWriter::DeallocateResourceClaim(const api::ResourceClaim&
   req.path = ClaimPath(claim, "status");
   req.content_type = "application/merge-patch+json";
   req.body = patch.dump();
-  return ClaimWriteResult(client_.Do(req), StrCat("deallocate ResourceClaim ", claim.meta.Key()));
+  return ClaimWriteResult(client_.Do(CheapWrite(req)),
+                          StrCat("deallocate ResourceClaim ", claim.meta.Key()));
 }
 
 std::string ApiClusterWriter::ClaimCreateBody(const api::ResourceClaim& claim,
@@ -283,7 +298,7 @@ absl::Status ApiClusterWriter::DeleteResourceClaim(const api::ResourceClaim& cla
   if (kept.size() != claim.meta.finalizers.size()) {
     // The finalizer first, as it would hold the deletion otherwise.
     absl::StatusOr<HttpResponse> r =
-        client_.Do(FinalizersPatch(claim, kept, /*with_resource_version=*/false));
+        client_.Do(CheapWrite(FinalizersPatch(claim, kept, /*with_resource_version=*/false)));
     if (r.ok() && r->status == 404) return absl::OkStatus();
     if (absl::Status st = ClaimWriteResult(r, what); !st.ok()) return st;
   }
@@ -294,7 +309,7 @@ absl::Status ApiClusterWriter::DeleteResourceClaim(const api::ResourceClaim& cla
   nlohmann::json opts = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
   if (!claim.meta.uid.empty()) opts["preconditions"] = {{"uid", claim.meta.uid}};
   del.body = opts.dump();
-  absl::StatusOr<HttpResponse> r = client_.Do(del);
+  absl::StatusOr<HttpResponse> r = client_.Do(CheapWrite(del));
   if (r.ok() && r->status == 404) return absl::OkStatus();
   return ClaimWriteResult(r, what);
 }
@@ -322,7 +337,7 @@ absl::Status ApiClusterWriter::UpdatePodExtendedResourceClaimStatus(
   req.path = PodPath(pod, "status");
   req.content_type = "application/merge-patch+json";
   req.body = ExtendedResourceClaimStatusPatch(pod, status);
-  return ClaimWriteResult(client_.Do(req),
+  return ClaimWriteResult(client_.Do(CheapWrite(req)),
                           StrCat("record the extended resource claim of pod ", pod.meta.Key()));
 }
 
@@ -495,7 +510,7 @@ void ApiClusterWriter::SendStatusPatch(const HttpRequest& req, std::string_view 
                                        const std::string& key, std::string_view verb) {
   Backoff backoff(100, 2'000);
   for (int attempt = 0;; ++attempt) {
-    absl::StatusOr<HttpResponse> r = client_.Do(req, &stop_flag_);
+    absl::StatusOr<HttpResponse> r = client_.Do(CheapWrite(req), &stop_flag_);
     if (r.ok() && r->status >= 200 && r->status < 300) {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.status_patches;
@@ -587,7 +602,7 @@ absl::Status ApiClusterWriter::BindPod(const api::Pod& pod, std::string_view nod
   req.method = "POST";
   req.path = PodPath(pod, "binding");
   req.body = BindingBody(pod, node);
-  absl::StatusOr<HttpResponse> r = client_.Do(req);
+  absl::StatusOr<HttpResponse> r = client_.Do(CheapWrite(req));
   if (!r.ok()) return r.status();
   if (r->status == 200 || r->status == 201) {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -663,7 +678,7 @@ absl::Status ApiClusterWriter::DeletePodForPreemption(const api::Pod& victim,
     req.path = PodPath(victim, "status");
     req.content_type = "application/strategic-merge-patch+json";
     req.body = nlohmann::json{{"status", {{"conditions", nlohmann::json::array({cond})}}}}.dump();
-    absl::StatusOr<HttpResponse> r = client_.Do(req);
+    absl::StatusOr<HttpResponse> r = client_.Do(CheapWrite(req));
     if (r.ok() && r->status == 404) return absl::OkStatus();  // already gone
     if (!r.ok() || r->status >= 300) {
       spdlog::warn("setting DisruptionTarget on {}: {}", victim.meta.Key(),
@@ -677,7 +692,7 @@ absl::Status ApiClusterWriter::DeletePodForPreemption(const api::Pod& victim,
   nlohmann::json opts = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
   if (!victim.meta.uid.empty()) opts["preconditions"] = {{"uid", victim.meta.uid}};
   del.body = opts.dump();
-  absl::StatusOr<HttpResponse> r = client_.Do(del);
+  absl::StatusOr<HttpResponse> r = client_.Do(CheapWrite(del));
   if (!r.ok()) return r.status();
   if (r->status == 404) return absl::OkStatus();
   if (r->status >= 300)
@@ -744,7 +759,7 @@ absl::Status ApiClusterWriter::CreateEvent(const framework::EventRecord& e, int6
   req.method = "POST";
   req.path = StrCat("/apis/events.k8s.io/v1/namespaces/", UrlEncode(*ns), "/events");
   req.body = body.dump();
-  absl::StatusOr<HttpResponse> r = events_client_.Do(req, &stop_flag_);
+  absl::StatusOr<HttpResponse> r = events_client_.Do(CheapWrite(req), &stop_flag_);
   if (!r.ok()) return r.status();
   if (r->status >= 300) return HttpError(*r, "create event");
   return absl::OkStatus();
@@ -779,7 +794,7 @@ void ApiClusterWriter::WriteEvent(EventShard& shard, const framework::EventRecor
     req.body =
         nlohmann::json{{"series", {{"count", s.count}, {"lastObservedTime", FormatMicroTime(now)}}}}
             .dump();
-    absl::StatusOr<HttpResponse> r = events_client_.Do(req, &stop_flag_);
+    absl::StatusOr<HttpResponse> r = events_client_.Do(CheapWrite(req), &stop_flag_);
     if (r.ok() && r->status < 300) {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.events_folded;

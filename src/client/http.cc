@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "gantry/util/strings.h"
@@ -121,9 +122,124 @@ std::string UrlEncode(std::string_view s) {
   return out;
 }
 
+namespace {
+
+absl::Status HttpErrorFromParts(long status, std::string_view what, const std::string& message,
+                                const std::string& reason);
+
+// A protobuf wire-format reader: just enough for runtime.Unknown and Status.
+class ProtoReader {
+ public:
+  explicit ProtoReader(std::string_view data) : data_(data) {}
+  bool done() const { return pos_ >= data_.size(); }
+  // The next field's number and wire type; false at the end or on bad input.
+  bool Next(uint32_t* field, uint32_t* wire_type) {
+    uint64_t key = 0;
+    if (!Varint(&key)) return false;
+    *field = static_cast<uint32_t>(key >> 3);
+    *wire_type = static_cast<uint32_t>(key & 7);
+    return *field != 0;
+  }
+  bool Bytes(std::string_view* out) {
+    uint64_t n = 0;
+    if (!Varint(&n) || n > data_.size() - pos_) return false;
+    *out = data_.substr(pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool Skip(uint32_t wire_type) {
+    uint64_t v = 0;
+    std::string_view s;
+    switch (wire_type) {
+      case 0:
+        return Varint(&v);
+      case 1:
+        return Advance(8);
+      case 2:
+        return Bytes(&s);
+      case 5:
+        return Advance(4);
+      default:
+        return false;
+    }
+  }
+
+ private:
+  bool Varint(uint64_t* out) {
+    *out = 0;
+    for (int shift = 0; shift < 64 && pos_ < data_.size(); shift += 7) {
+      const uint8_t b = static_cast<uint8_t>(data_[pos_++]);
+      *out |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool Advance(size_t n) {
+    if (n > data_.size() - pos_) return false;
+    pos_ += n;
+    return true;
+  }
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+// The length-delimited field `want` of a message (the last one, as protobuf
+// merges), or nullopt.
+std::optional<std::string_view> BytesField(std::string_view msg, uint32_t want, bool* ok) {
+  ProtoReader r(msg);
+  std::optional<std::string_view> out;
+  while (!r.done()) {
+    uint32_t field = 0, type = 0;
+    if (!r.Next(&field, &type)) {
+      *ok = false;
+      return std::nullopt;
+    }
+    if (field == want && type == 2) {
+      std::string_view v;
+      if (!r.Bytes(&v)) {
+        *ok = false;
+        return std::nullopt;
+      }
+      out = v;
+    } else if (!r.Skip(type)) {
+      *ok = false;
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool DecodeProtobufStatus(std::string_view body, std::string* message, std::string* reason) {
+  static constexpr std::string_view kMagic("k8s\0", 4);
+  if (!body.starts_with(kMagic)) return false;
+  bool ok = true;
+  // runtime.Unknown: 1 typeMeta {1 apiVersion, 2 kind}, 2 raw.
+  const std::string_view unknown = body.substr(kMagic.size());
+  std::optional<std::string_view> type_meta = BytesField(unknown, 1, &ok);
+  std::optional<std::string_view> raw = BytesField(unknown, 2, &ok);
+  if (!ok || !raw) return false;
+  if (type_meta) {
+    std::optional<std::string_view> kind = BytesField(*type_meta, 2, &ok);
+    if (!ok || (kind && *kind != "Status")) return false;
+  }
+  // meta/v1 Status: 3 message, 4 reason.
+  std::optional<std::string_view> m = BytesField(*raw, 3, &ok);
+  std::optional<std::string_view> rs = BytesField(*raw, 4, &ok);
+  if (!ok) return false;
+  *message = m ? std::string(*m) : std::string();
+  *reason = rs ? std::string(*rs) : std::string();
+  return true;
+}
+
 absl::Status HttpError(const HttpResponse& resp, std::string_view what) {
   std::string message;
   std::string reason;
+  if (resp.content_type.starts_with("application/vnd.kubernetes.protobuf") &&
+      DecodeProtobufStatus(resp.body, &message, &reason)) {
+    return HttpErrorFromParts(resp.status, what, message, reason);
+  }
   try {
     nlohmann::json j = nlohmann::json::parse(resp.body);
     if (j.is_object()) {
@@ -133,8 +249,15 @@ absl::Status HttpError(const HttpResponse& resp, std::string_view what) {
   } catch (const std::exception&) {
   }
   if (message.empty()) message = resp.body.substr(0, 300);
-  std::string text = StrCat(what, ": HTTP ", resp.status, message.empty() ? "" : ": ", message);
-  switch (resp.status) {
+  return HttpErrorFromParts(resp.status, what, message, reason);
+}
+
+namespace {
+
+absl::Status HttpErrorFromParts(long status, std::string_view what, const std::string& message,
+                                const std::string& reason) {
+  std::string text = StrCat(what, ": HTTP ", status, message.empty() ? "" : ": ", message);
+  switch (status) {
     case 400:
     case 422:
       return absl::InvalidArgumentError(text);
@@ -153,9 +276,11 @@ absl::Status HttpError(const HttpResponse& resp, std::string_view what) {
     default:
       break;
   }
-  if (resp.status >= 500) return absl::UnavailableError(text);
+  if (status >= 500) return absl::UnavailableError(text);
   return absl::UnknownError(text);
 }
+
+}  // namespace
 
 // ---- HttpClient --------------------------------------------------------------------
 
@@ -377,7 +502,8 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
   }
   // Headers.
   curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Accept: application/json");
+  const std::string accept = "Accept: " + req.accept;
+  headers = curl_slist_append(headers, accept.c_str());
   std::string auth;
   if (!creds->bearer_token.empty()) {
     auth = "Authorization: Bearer " + creds->bearer_token;

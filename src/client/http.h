@@ -69,11 +69,18 @@ class Backoff {
 // Sleeps up to `millis`, waking early when *stop becomes true. Returns !stopped.
 bool SleepFor(int64_t millis, const std::atomic<bool>* stop);
 
+// Accept header for writes whose answer Gantry does not read beyond the
+// status code (and the error message): the API server encodes protobuf more
+// cheaply than JSON; HttpError reads a protobuf Status as well as JSON.
+inline constexpr char kAcceptProtobufOrJson[] =
+    "application/vnd.kubernetes.protobuf, application/json";
+
 struct HttpRequest {
   std::string method = "GET";
   std::string path;  // with query string, e.g. "/api/v1/pods?limit=500"
   std::string body;
   std::string content_type = "application/json";
+  std::string accept = "application/json";
   int64_t timeout_millis = 30'000;  // whole request (Do only)
 };
 
@@ -102,7 +109,12 @@ inline std::string Msg(const absl::Status& s) {
 // Percent-encodes a query parameter value.
 std::string UrlEncode(std::string_view s);
 
-// Turns a non-2xx response into a Status with the API server's message:
+// Reads `message` and `reason` of a meta/v1 Status in the API server's
+// protobuf encoding ("k8s\0" + runtime.Unknown{raw: Status}). False when
+// `body` is not one.
+bool DecodeProtobufStatus(std::string_view body, std::string* message, std::string* reason);
+
+// Turns a non-2xx response (a JSON or protobuf Status) into a Status with the API server's message:
 // 404 NotFound, 409 AlreadyExists/Aborted (conflict), 401/403, 410, 429,
 // 5xx Unavailable.
 absl::Status HttpError(const HttpResponse& resp, std::string_view what);

@@ -32,7 +32,8 @@ TEST(RateLimiter, BurstThenQps) {
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_TRUE(rl.Wait());
   EXPECT_TRUE(rl.Wait());
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_GE(ms, 60);  // two tokens at 20/s ≈ 100 ms
   RateLimiter unlimited(0, 1);
   for (int i = 0; i < 100; ++i) EXPECT_TRUE(unlimited.TryAccept());
@@ -52,6 +53,90 @@ TEST(Backoff, GrowsWithJitterAndCaps) {
   EXPECT_LT(capped, 1500);
   b.Reset();
   EXPECT_LT(b.NextMillis(), 150);
+}
+
+// Protobuf wire format, written independently of the decoder under test.
+std::string Varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+std::string LenField(uint32_t field, std::string_view value) {
+  return Varint(field << 3 | 2) + Varint(value.size()) + std::string(value);
+}
+std::string VarintField(uint32_t field, uint64_t value) {
+  return Varint(field << 3) + Varint(value);
+}
+
+// "k8s\0" + runtime.Unknown{typeMeta{v1, kind}, raw: meta/v1 Status}.
+std::string ProtobufStatus(std::string_view kind, std::string_view message, std::string_view reason,
+                           int code) {
+  std::string status = LenField(1, "") + LenField(2, "Failure") + LenField(3, message) +
+                       LenField(4, reason) + VarintField(6, static_cast<uint64_t>(code));
+  std::string unknown = LenField(1, LenField(1, "v1") + LenField(2, kind)) + LenField(2, status) +
+                        LenField(3, "") + LenField(4, "");
+  return std::string("k8s\0", 4) + unknown;
+}
+
+struct ProtoStatusCase {
+  std::string name;
+  std::string body;
+  bool ok;
+  std::string message;
+  std::string reason;
+};
+
+class ProtoStatusTest : public ::testing::TestWithParam<ProtoStatusCase> {};
+
+TEST_P(ProtoStatusTest, Decodes) {
+  const ProtoStatusCase& tc = GetParam();
+  std::string message = "unset", reason = "unset";
+  EXPECT_EQ(DecodeProtobufStatus(tc.body, &message, &reason), tc.ok);
+  if (tc.ok) {
+    EXPECT_EQ(message, tc.message);
+    EXPECT_EQ(reason, tc.reason);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Http, ProtoStatusTest,
+    ::testing::Values(
+        ProtoStatusCase{"conflict",
+                        ProtobufStatus("Status", "pod ns/p is already assigned to node \"n1\"",
+                                       "Conflict", 409),
+                        true, "pod ns/p is already assigned to node \"n1\"", "Conflict"},
+        ProtoStatusCase{"no_reason", ProtobufStatus("Status", "boom", "", 500), true, "boom", ""},
+        ProtoStatusCase{"not_a_status", ProtobufStatus("Pod", "x", "y", 409), false, "", ""},
+        ProtoStatusCase{"no_magic", R"({"kind":"Status","message":"m"})", false, "", ""},
+        ProtoStatusCase{"truncated",
+                        ProtobufStatus("Status", "message", "Conflict", 409).substr(0, 20), false,
+                        "", ""},
+        ProtoStatusCase{"magic_only", std::string("k8s\0", 4), false, "", ""}),
+    [](const ::testing::TestParamInfo<ProtoStatusCase>& info) { return info.param.name; });
+
+TEST(HttpError, ReadsProtobufAndJsonStatus) {
+  HttpResponse proto;
+  proto.status = 409;
+  proto.content_type = "application/vnd.kubernetes.protobuf";
+  proto.body = ProtobufStatus("Status", "the object has been modified", "Conflict", 409);
+  absl::Status st = HttpError(proto, "patch claim ns/c");
+  EXPECT_EQ(st.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(std::string(st.message()), "patch claim ns/c: HTTP 409: the object has been modified");
+
+  proto.body = ProtobufStatus("Status", "events \"e\" already exists", "AlreadyExists", 409);
+  EXPECT_EQ(HttpError(proto, "create").code(), absl::StatusCode::kAlreadyExists);
+
+  HttpResponse json;
+  json.status = 404;
+  json.content_type = "application/json";
+  json.body = R"({"kind":"Status","message":"pods \"p\" not found","reason":"NotFound"})";
+  st = HttpError(json, "bind");
+  EXPECT_EQ(st.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(std::string(st.message()), "bind: HTTP 404: pods \"p\" not found");
 }
 
 TEST(HttpClient, RetryAfterOn429And5xxIsBounded) {
@@ -76,7 +161,8 @@ TEST(HttpClient, RetryAfterOn429And5xxIsBounded) {
   srv->Get("/noheader", [&](const httplib::Request&, httplib::Response& res) {
     no_header.fetch_add(1);
     res.status = 500;
-    res.set_content(R"({"kind":"Status","message":"boom","reason":"InternalError"})", "application/json");
+    res.set_content(R"({"kind":"Status","message":"boom","reason":"InternalError"})",
+                    "application/json");
   });
   Running<httplib::Server> server(std::move(srv));
   ClientOptions opts;
@@ -163,7 +249,8 @@ TEST_P(ConnectionReuse, KeepsIdleConnectionsUpToTheLimit) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, ConnectionReuse,
-    ::testing::Values(ReuseCase{"AllKept", 32, 6, 3, 6}, ReuseCase{"PoolSmallerThanConcurrency", 2, 6, 3, 6 + 4 + 4},
+    ::testing::Values(ReuseCase{"AllKept", 32, 6, 3, 6},
+                      ReuseCase{"PoolSmallerThanConcurrency", 2, 6, 3, 6 + 4 + 4},
                       ReuseCase{"NoneKept", 0, 4, 2, 8}, ReuseCase{"Sequential", 32, 1, 4, 1}),
     [](const ::testing::TestParamInfo<ReuseCase>& i) { return i.param.name; });
 
@@ -173,9 +260,10 @@ TEST(HttpClient, BearerTokenAnd401ReRunsExecOnce) {
   const std::string plugin = dir + "/p.sh";
   {
     FILE* f = fopen(plugin.c_str(), "w");
-    fprintf(f, "#!/bin/sh\nn=$(cat %s/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/n\n"
-               "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
-               "\"status\":{\"token\":\"t'$n'\"}}'\n",
+    fprintf(f,
+            "#!/bin/sh\nn=$(cat %s/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > %s/n\n"
+            "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+            "\"status\":{\"token\":\"t'$n'\"}}'\n",
             dir.c_str(), dir.c_str());
     fclose(f);
     chmod(plugin.c_str(), 0700);
@@ -219,16 +307,34 @@ TEST(HttpClient, StreamSplitsLinesAndStops) {
   std::vector<std::string> lines;
   HttpRequest req;
   req.path = "/watch";
-  auto r = (*client)->Stream(req, [&](std::string_view l) { lines.emplace_back(l); return true; }, nullptr, 5000);
+  auto r = (*client)->Stream(
+      req,
+      [&](std::string_view l) {
+        lines.emplace_back(l);
+        return true;
+      },
+      nullptr, 5000);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}", "{\"a\":2}", "{\"a\":3}"}));
   lines.clear();
-  r = (*client)->Stream(req, [&](std::string_view l) { lines.emplace_back(l); return false; }, nullptr, 5000);
+  r = (*client)->Stream(
+      req,
+      [&](std::string_view l) {
+        lines.emplace_back(l);
+        return false;
+      },
+      nullptr, 5000);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(lines.size(), 1u);
   req.path = "/gone";
   lines.clear();
-  r = (*client)->Stream(req, [&](std::string_view l) { lines.emplace_back(l); return true; }, nullptr, 5000);
+  r = (*client)->Stream(
+      req,
+      [&](std::string_view l) {
+        lines.emplace_back(l);
+        return true;
+      },
+      nullptr, 5000);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->status, 410);
   EXPECT_TRUE(lines.empty());
@@ -247,19 +353,23 @@ TEST(HttpClient, TransportErrorIsUnavailable) {
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::system("command -v openssl >/dev/null 2>&1") != 0) GTEST_SKIP() << "openssl CLI not found";
+    if (std::system("command -v openssl >/dev/null 2>&1") != 0)
+      GTEST_SKIP() << "openssl CLI not found";
     char tmpl[] = "/tmp/gantry-tls-test-XXXXXX";
     dir_ = mkdtemp(tmpl);
-    const std::string cmd =
-        "cd " + dir_ +
-        " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -keyout ca.key -out ca.crt -subj /CN=test-ca "
-        ">/dev/null 2>&1"
-        " && openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=kubernetes >/dev/null 2>&1"
-        " && printf 'subjectAltName=DNS:kubernetes.test,IP:127.0.0.1' > ext"
-        " && openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile ext "
-        "-out srv.crt >/dev/null 2>&1";
+    const std::string cmd = "cd " + dir_ +
+                            " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -keyout ca.key "
+                            "-out ca.crt -subj /CN=test-ca "
+                            ">/dev/null 2>&1"
+                            " && openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr "
+                            "-subj /CN=kubernetes >/dev/null 2>&1"
+                            " && printf 'subjectAltName=DNS:kubernetes.test,IP:127.0.0.1' > ext"
+                            " && openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key "
+                            "-CAcreateserial -days 1 -extfile ext "
+                            "-out srv.crt >/dev/null 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
-    auto srv = std::make_unique<httplib::SSLServer>((dir_ + "/srv.crt").c_str(), (dir_ + "/srv.key").c_str());
+    auto srv = std::make_unique<httplib::SSLServer>((dir_ + "/srv.crt").c_str(),
+                                                    (dir_ + "/srv.key").c_str());
     srv->Get("/version", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"gitVersion":"test"})", "application/json");
     });

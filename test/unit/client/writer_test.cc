@@ -18,6 +18,7 @@ using testing::Running;
 
 struct Seen {
   std::string method, path, body, content_type;
+  std::string accept, field_validation;
 };
 
 class FakeApi {
@@ -26,7 +27,8 @@ class FakeApi {
     auto srv = std::make_unique<httplib::Server>();
     auto record = [this](const httplib::Request& req) {
       std::lock_guard<std::mutex> lock(mu);
-      seen.push_back({req.method, req.path, req.body, req.get_header_value("Content-Type")});
+      seen.push_back({req.method, req.path, req.body, req.get_header_value("Content-Type"),
+                      req.get_header_value("Accept"), req.get_param_value("fieldValidation")});
     };
     srv->Post(R"(/api/v1/namespaces/ns/pods/([^/]+)/binding)", [=](const httplib::Request& req,
                                                                    httplib::Response& res) {
@@ -75,6 +77,8 @@ class FakeApi {
       res.set_content("{}", "application/json");
     };
     srv->Patch(R"(/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/([^/]+))", claim_write);
+    srv->Patch(R"(/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/([^/]+)/status)",
+               claim_write);
     srv->Delete(R"(/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/([^/]+))", claim_write);
     srv->Post("/apis/events.k8s.io/v1/namespaces/ns/events",
               [=, this](const httplib::Request& req, httplib::Response& res) {
@@ -427,6 +431,41 @@ TEST(ApiClusterWriter, PreemptionMarksThenDeletesWithUidPrecondition) {
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(nlohmann::json::parse(seen[0].body)["status"]["conditions"][0]["message"],
             "gantry-scheduler: preempting to accommodate a higher priority pod group");
+}
+
+TEST(ApiClusterWriter, WritesAskForProtobufAnswersAndSkipFieldValidation) {
+  // Every write whose answer is only checked for its status asks for a
+  // protobuf answer and no server-side field validation (DELETE takes none);
+  // a create whose answer is decoded keeps JSON.
+  FakeApi api;
+  ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
+  ASSERT_TRUE(w.BindPod(MakePod("ok"), "n1").ok());
+  framework::PodScheduledCondition cond{"False", "Unschedulable", "m"};
+  ASSERT_TRUE(w.UpdatePodScheduledCondition(MakePod("q"), cond, nullptr).ok());
+  w.RecordEvent(ScheduledEvent("e"));
+  w.RecordEvent(ScheduledEvent("e"));  // folded: PATCH
+  ASSERT_TRUE(w.DeletePodForPreemption(MakePod("victim"), MakePod("preemptor"), "n1").ok());
+  api::ResourceClaim claim;
+  claim.meta.name = "c1";
+  claim.meta.namespace_ = api::Symbol::Intern("ns");
+  claim.meta.uid = "uid-c1";
+  claim.meta.resource_version = "5";
+  ASSERT_TRUE(w.AddResourceClaimFinalizer(claim, "resource.kubernetes.io/delete-protection").ok());
+  ASSERT_TRUE(w.UpdateResourceClaimStatus(claim, api::AllocationResult{}, {}).ok());
+  ASSERT_TRUE(w.CreateResourceClaim(claim, "p-extended-resources-").ok());
+  ASSERT_TRUE(w.Flush(5000));
+  int checked = 0;
+  for (const Seen& s : api.Take()) {
+    SCOPED_TRACE(s.method + " " + s.path);
+    const bool decoded =
+        s.method == "POST" && s.path == "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims";
+    EXPECT_EQ(s.accept, decoded ? "application/json" : kAcceptProtobufOrJson);
+    EXPECT_EQ(s.field_validation, decoded || s.method == "DELETE" ? "" : "Ignore");
+    ++checked;
+  }
+  // binding, status, event POST + PATCH, DisruptionTarget + DELETE + Preempted
+  // event, finalizer, claim status, claim create.
+  EXPECT_EQ(checked, 10);
 }
 
 TEST(ApiClusterWriter, ExtendedResourceClaimCreateDeleteAndPodStatus) {
