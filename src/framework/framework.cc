@@ -531,7 +531,7 @@ Status ScoreFromCache(Parallelizer& parallelizer, const CycleState& state, const
     }
     (*totals)[i] = e.fixed_total;
     const int64_t* raw = cache.raw(e);
-    const std::string_view name = nodes[i]->name();
+    const std::string_view name = cache.name(e);
     for (size_t m = 0; m < normalizing.size(); ++m)
       lists[m][i] = NodeScore{name, raw[normalizing[m]]};
   }
@@ -570,7 +570,7 @@ Status ScoreFromCache(Parallelizer& parallelizer, const CycleState& state, const
       e.fixed_total = fixed;
       e.scored = true;
       (*totals)[i] = fixed;
-      const std::string_view name = nodes[i]->name();
+      const std::string_view name = cache.name(e);
       for (size_t m = 0; m < normalizing.size(); ++m)
         lists[m][i] = NodeScore{name, raw[normalizing[m]]};
     }
@@ -644,7 +644,7 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
         continue;
       }
       const int64_t* raw = cache->raw(e);
-      for (size_t k = 0; k < active.size(); ++k) scores[k][i] = NodeScore{nodes[i]->name(), raw[k]};
+      for (size_t k = 0; k < active.size(); ++k) scores[k][i] = NodeScore{cache->name(e), raw[k]};
     }
     cache->counters().score_hits += static_cast<int64_t>(n - to_score.size());
     cache->counters().score_misses += static_cast<int64_t>(to_score.size());

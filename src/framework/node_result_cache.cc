@@ -70,6 +70,7 @@ NodeResultCache::Entry& NodeResultCache::At(const NodeInfo& node) {
     fresh.node = &node;
     fresh.generation = node.generation();
     fresh.slot = it->second;
+    names_.push_back(node.name());
     statuses_.emplace_back();
     raw_.resize(entries_.size() * scores_.size(), 0);
     return fresh;
@@ -94,6 +95,7 @@ void NodeResultCache::Clear() {
   scores_.clear();
   score_locals_.clear();
   entries_.clear();
+  names_.clear();
   statuses_.clear();
   raw_.clear();
   slot_of_.clear();

@@ -81,6 +81,9 @@ class NodeResultCache {
     slot_of_.reserve(entries_.size() + more);
   }
 
+  // The node's name (valid while the entry is: a node's Node object changes
+  // only with the snapshot's nodes_version, which clears the cache).
+  std::string_view name(const Entry& e) const { return names_[e.slot]; }
   // The rejection of an entry whose verdict is kRejected.
   Status& status(const Entry& e) { return statuses_[e.slot]; }
   // The raw scores of an entry, one per plugin of the prepared scores (in
@@ -113,6 +116,7 @@ class NodeResultCache {
   std::vector<ScorePlugin*> scores_;
   std::vector<const NodeLocalPlugin*> score_locals_;
   std::vector<Entry> entries_;                              // one per node seen
+  std::vector<std::string_view> names_;                     // per slot
   std::vector<Status> statuses_;                            // per slot
   std::vector<int64_t> raw_;                                // per slot x scores_
   absl::flat_hash_map<const NodeInfo*, uint32_t> slot_of_;  // node -> index in entries_
