@@ -501,6 +501,27 @@ Status RangeError(const ScorePlugin& p, int64_t s) {
       .WithPlugin(p.Name());
 }
 
+// Marks `e` scored with the sum of weight x raw score over the plugins
+// without NormalizeScore (`raw`: one per plugin of `active`). False, with `e`
+// left unscored and `*bad` the plugin's index, when one of those scores is out
+// of range.
+bool StoreFixedTotal(NodeResultCache::Entry& e, const int64_t* raw,
+                     const std::vector<WeightedScorePlugin>& active, size_t* bad) {
+  int64_t fixed = 0;
+  for (size_t k = 0; k < active.size(); ++k) {
+    if (active[k].plugin->HasNormalizeScore()) continue;
+    if (raw[k] < kMinNodeScore || raw[k] > kMaxNodeScore) {
+      *bad = k;
+      e.scored = false;
+      return false;
+    }
+    fixed += raw[k] * active[k].weight;
+  }
+  e.fixed_total = fixed;
+  e.scored = true;
+  return true;
+}
+
 // RunScorePlugins with a prepared cache and without per-plugin output: the
 // plugins without NormalizeScore contribute each entry's fixed_total, and
 // only the others get per-node score lists. Equal totals to the general path.
@@ -560,16 +581,9 @@ Status ScoreFromCache(Parallelizer& parallelizer, const CycleState& state, const
       const size_t i = static_cast<size_t>(j);
       NodeResultCache::Entry& e = *entries[i];
       const int64_t* raw = cache.raw(e);
-      int64_t fixed = 0;
-      for (size_t k = 0; k < active.size(); ++k) {
-        if (active[k].plugin->HasNormalizeScore()) continue;
-        if (raw[k] < kMinNodeScore || raw[k] > kMaxNodeScore)
-          return RangeError(*active[k].plugin, raw[k]);
-        fixed += raw[k] * active[k].weight;
-      }
-      e.fixed_total = fixed;
-      e.scored = true;
-      (*totals)[i] = fixed;
+      size_t bad = 0;
+      if (!StoreFixedTotal(e, raw, active, &bad)) return RangeError(*active[bad].plugin, raw[bad]);
+      (*totals)[i] = e.fixed_total;
       const std::string_view name = cache.name(e);
       for (size_t m = 0; m < normalizing.size(); ++m)
         lists[m][i] = NodeScore{name, raw[normalizing[m]]};
@@ -673,19 +687,10 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
   for (int i : to_score) {
     NodeResultCache::Entry& e = *(*node_entries)[static_cast<size_t>(i)];
     int64_t* raw = cache->raw(e);
-    e.fixed_total = 0;
-    for (size_t k = 0; k < active.size(); ++k) {
-      raw[k] = scores[k][static_cast<size_t>(i)].score;
-      if (!active[k].plugin->HasNormalizeScore()) e.fixed_total += raw[k] * active[k].weight;
-    }
-    // Served to ScoreFromCache only when every plugin's score is in range.
-    e.scored = true;
-    for (size_t k = 0; k < active.size(); ++k) {
-      if (!active[k].plugin->HasNormalizeScore() &&
-          (raw[k] < kMinNodeScore || raw[k] > kMaxNodeScore)) {
-        e.scored = false;
-      }
-    }
+    for (size_t k = 0; k < active.size(); ++k) raw[k] = scores[k][static_cast<size_t>(i)].score;
+    // An out-of-range score is reported by the loop below.
+    size_t bad = 0;
+    StoreFixedTotal(e, raw, active, &bad);
   }
   for (size_t k = 0; k < active.size(); ++k) {
     ScorePlugin* p = active[k].plugin;

@@ -144,22 +144,14 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
     misses.clear();
     if (cache != nullptr) {
       entries.resize(static_cast<size_t>(wave));
+      const uint64_t* generations = by_position ? snapshot.Generations().data() : nullptr;
       size_t idx = first;
-      if (by_position) {
-        const uint64_t* generations = snapshot.Generations().data();
-        for (int k = 0; k < wave; ++k) {
-          NodeResultCache::Entry& e = cache->At(*(*candidates)[idx], idx, generations[idx]);
-          if (++idx == nn) idx = 0;
-          entries[static_cast<size_t>(k)] = &e;
-        }
-      } else {
-        for (int k = 0; k < wave; ++k) {
-          entries[static_cast<size_t>(k)] = &cache->At(*(*candidates)[idx]);
-          if (++idx == nn) idx = 0;
-        }
-      }
       for (int k = 0; k < wave; ++k) {
-        const NodeResultCache::Entry& e = *entries[static_cast<size_t>(k)];
+        const NodeInfo& node = *(*candidates)[idx];
+        NodeResultCache::Entry& e =
+            by_position ? cache->At(node, idx, generations[idx]) : cache->At(node);
+        if (++idx == nn) idx = 0;
+        entries[static_cast<size_t>(k)] = &e;
         if (e.verdict == NodeResultCache::Entry::Verdict::kFits) {
           verdict[static_cast<size_t>(k)] = 1;
         } else if (e.verdict == NodeResultCache::Entry::Verdict::kRejected) {
