@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "gantry/util/strings.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
 
@@ -127,86 +129,31 @@ namespace {
 absl::Status HttpErrorFromParts(long status, std::string_view what, const std::string& message,
                                 const std::string& reason);
 
-// A protobuf wire-format reader: just enough for runtime.Unknown and Status.
-class ProtoReader {
- public:
-  explicit ProtoReader(std::string_view data) : data_(data) {}
-  bool done() const { return pos_ >= data_.size(); }
-  // The next field's number and wire type; false at the end or on bad input.
-  bool Next(uint32_t* field, uint32_t* wire_type) {
-    uint64_t key = 0;
-    if (!Varint(&key)) return false;
-    *field = static_cast<uint32_t>(key >> 3);
-    *wire_type = static_cast<uint32_t>(key & 7);
-    return *field != 0;
-  }
-  bool Bytes(std::string_view* out) {
-    uint64_t n = 0;
-    if (!Varint(&n) || n > data_.size() - pos_) return false;
-    *out = data_.substr(pos_, n);
-    pos_ += n;
-    return true;
-  }
-  bool Skip(uint32_t wire_type) {
-    uint64_t v = 0;
-    std::string_view s;
-    switch (wire_type) {
-      case 0:
-        return Varint(&v);
-      case 1:
-        return Advance(8);
-      case 2:
-        return Bytes(&s);
-      case 5:
-        return Advance(4);
-      default:
-        return false;
-    }
-  }
-
- private:
-  bool Varint(uint64_t* out) {
-    *out = 0;
-    for (int shift = 0; shift < 64 && pos_ < data_.size(); shift += 7) {
-      const uint8_t b = static_cast<uint8_t>(data_[pos_++]);
-      *out |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool Advance(size_t n) {
-    if (n > data_.size() - pos_) return false;
-    pos_ += n;
-    return true;
-  }
-  std::string_view data_;
-  size_t pos_ = 0;
-};
-
-// The length-delimited field `want` of a message (the last one, as protobuf
-// merges), or nullopt.
+// The length-delimited field `want` of a protobuf message (the last one, as
+// protobuf merges), or nullopt; `*ok` becomes false on malformed input.
 std::optional<std::string_view> BytesField(std::string_view msg, uint32_t want, bool* ok) {
-  ProtoReader r(msg);
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(msg.data()),
+                                            static_cast<int>(msg.size()));
   std::optional<std::string_view> out;
-  while (!r.done()) {
-    uint32_t field = 0, type = 0;
-    if (!r.Next(&field, &type)) {
-      *ok = false;
-      return std::nullopt;
+  while (true) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) {
+      // 0 is the end of the input, or a malformed tag.
+      if (!in.ConsumedEntireMessage()) break;
+      return out;
     }
-    if (field == want && type == 2) {
-      std::string_view v;
-      if (!r.Bytes(&v)) {
-        *ok = false;
-        return std::nullopt;
-      }
-      out = v;
-    } else if (!r.Skip(type)) {
-      *ok = false;
-      return std::nullopt;
+    if (WireFormatLite::GetTagFieldNumber(tag) == static_cast<int>(want) &&
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t len = 0;
+      if (!in.ReadVarint32(&len) || !in.Skip(static_cast<int>(len))) break;
+      out = msg.substr(static_cast<size_t>(in.CurrentPosition()) - len, len);
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      break;
     }
   }
-  return out;
+  *ok = false;
+  return std::nullopt;
 }
 
 }  // namespace
