@@ -142,12 +142,14 @@ class ScorePlugin : public virtual Plugin {
 };
 
 // Optional, for Filter and Score plugins: lets the framework reuse this
-// plugin's per-node results between pods of one spec, such as the members of
-// a PodGroup made from one template. PodScheduler then keeps each node's
-// Filter verdict and raw Score (before NormalizeScore) while that NodeInfo
-// keeps its generation, and serves them to the next pod for which every
-// active Filter and Score plugin answers true (framework::NodeResultCache).
-// Plugins that do not implement it are never reused.
+// plugin's per-node results between pods of one spec, such as a stream of
+// pods or the members of a PodGroup made from one template. PodScheduler then
+// keeps each node's Filter verdict and raw Score (before NormalizeScore)
+// while that NodeInfo keeps its generation, and serves them to the next pod
+// for which every active Filter and Score plugin answers true (this, or
+// NodeTrackedPlugin below; framework::NodeResultCache). The owner of the
+// cache drops it when nodes are added, removed or changed. Plugins that
+// implement neither interface are never reused.
 class NodeLocalPlugin : public virtual Plugin {
  public:
   // True when this plugin's Filter verdict and raw Score for `a` on any node
@@ -158,6 +160,29 @@ class NodeLocalPlugin : public virtual Plugin {
   // flight or on state outside the snapshot. Must be false whenever either
   // pod's results depend on more than that (`a` and `b` may be one pod).
   virtual bool SameNodeResults(const PodInfo& a, const PodInfo& b) const = 0;
+};
+
+// Optional, for Filter and Score plugins whose per-node results depend on the
+// NodeInfo and on state the plugin tracks per node outside the snapshot's
+// NodeInfos (DynamicResources: the devices visible from the node and their
+// allocations). Their results are reused like a NodeLocalPlugin's, with two
+// questions asked after PreFilter, on the cycle's state:
+//  - NodeResultsKey: pods with the same non-zero key get the same Filter
+//    verdict and raw Score on a node whose NodeInfo and tracked state did not
+//    change (0: this pod's results must not be reused);
+//  - TrackedChangesSince: which nodes' tracked state changed since an earlier
+//    cycle; their kept results are dropped before the pod is filtered.
+// Rejection messages may name the pod the result was computed for: the
+// framework recomputes every node's result when no node fits the pod.
+class NodeTrackedPlugin : public virtual Plugin {
+ public:
+  virtual uint64_t NodeResultsKey(const CycleState& state) const = 0;
+  // Appends to `changed` the names of the nodes whose tracked state may
+  // differ from what it was in the cycle that set `*mark` (0: no earlier
+  // cycle), and sets `*mark` for the next call. False when the plugin cannot
+  // name them (every kept result must be dropped).
+  virtual bool TrackedChangesSince(const CycleState& state, uint64_t* mark,
+                                   std::vector<std::string>* changed) const = 0;
 };
 
 // Reserve: claims resources for the chosen node in the plugin's own state.
