@@ -946,6 +946,8 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
     case R::kFatal:
       return Status::Error(out->message);
     case R::kTimeout:
+      // Not kept by the memo; results derived from it are not reused either.
+      if (memo) memo_->Invalidate(*data.memo, n->meta.name);
       return Status::Unschedulable(
           gantry::StrCat("timed out trying to allocate devices: ", out->message));
     case R::kNodeError:
@@ -953,6 +955,29 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
       return Status::Unschedulable(reused ? allocator->Restate(*out) : out->message);
   }
   return Status();
+}
+
+uint64_t DynamicResources::NodeResultsKey(const framework::CycleState& state) const {
+  const CycleData* data = state.Get<CycleData>(kCycleKey);
+  if (data == nullptr || memo_ == nullptr || data->memo == nullptr || data->spec == 0 ||
+      data->allocator == nullptr || data->group.has_value() || !data->extended.empty() ||
+      data->stale_extended != nullptr) {
+    return 0;
+  }
+  for (const ResolvedClaim& rc : data->claims) {
+    if (!rc.allocate) return 0;  // Filter checks the allocation against the node
+  }
+  return data->spec;
+}
+
+bool DynamicResources::TrackedChangesSince(const framework::CycleState& state, uint64_t* mark,
+                                           std::vector<std::string>* changed) const {
+  const CycleData* data = state.Get<CycleData>(kCycleKey);
+  if (data == nullptr || memo_ == nullptr || data->memo == nullptr) {
+    *mark = 0;
+    return false;
+  }
+  return memo_->ChangedNodesSince(*data->memo, mark, changed);
 }
 
 framework::PostFilterResult DynamicResources::PostFilter(framework::CycleState& state, const framework::PodInfo& pod,

@@ -73,7 +73,8 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::ReservePlugin,
                                public framework::PreBindPlugin,
                                public framework::EnqueueExtensions,
-                               public framework::PreFilterExtensions {
+                               public framework::PreFilterExtensions,
+                               public framework::NodeTrackedPlugin {
  public:
   DynamicResources(DynamicResourcesArgs args, framework::FrameworkHandle& handle,
                    dra::Features features = {});
@@ -123,6 +124,15 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   framework::Status PreBind(framework::CycleState& state, const framework::PodInfo& pod,
                             std::string_view node) override;
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+
+  // NodeTrackedPlugin: with the node memo, a pod whose claims are all to be
+  // allocated by this cycle (no allocated, PodGroup or extended-resource
+  // claim) gets its memo spec as key; the nodes whose visible pools changed
+  // are the memo's (NodeMemo::ChangedNodesSince), plus nodes whose search
+  // timed out.
+  uint64_t NodeResultsKey(const framework::CycleState& state) const override;
+  bool TrackedChangesSince(const framework::CycleState& state, uint64_t* mark,
+                           std::vector<std::string>* changed) const override;
 
   const DynamicResourcesArgs& args() const { return args_; }
 

@@ -6,6 +6,7 @@
 // devices Reserve takes must be the reference's. Cases whose change matters
 // also check that B's reference outcome differs from A's, so a memo serving
 // A's outcome to B fails them.
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -164,8 +165,11 @@ std::vector<std::string> Taken(const state::DraSnapshot& before, const state::Dr
 // the nodes served from the memo), then, per feasible node, filters it there
 // again in a fresh cycle and records what Reserve takes (Reserve keeps only
 // the chosen node's solution).
-std::vector<NodeOutcome> RunPod(MemoFixture& f, DynamicResources& p, std::string_view claim,
-                                int64_t* hits = nullptr) {
+// `on_cycle`, when given, sees the state of the pass over every node right
+// after its PreFilter.
+std::vector<NodeOutcome> RunPod(
+    MemoFixture& f, DynamicResources& p, std::string_view claim, int64_t* hits = nullptr,
+    const std::function<void(const framework::CycleState&)>& on_cycle = nullptr) {
   auto pod = testing::PodInfoFromYaml(
       gantry::StrCat("metadata: {name: ", claim, ", namespace: default, uid: ", claim,
                      "}\nspec: {containers: [{name: c}], resourceClaims: "
@@ -180,6 +184,7 @@ std::vector<NodeOutcome> RunPod(MemoFixture& f, DynamicResources& p, std::string
   };
   framework::CycleState st;
   if (!prefilter(st)) return out;
+  if (on_cycle) on_cycle(st);
   const int64_t before = p.node_memo() != nullptr ? p.node_memo()->counters().hits : 0;
   for (framework::NodeInfo* n : f.nodes) {
     framework::Status s = p.Filter(st, *pod, *n);
@@ -244,6 +249,11 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
     std::string request_b;
     int64_t want_hits;    // nodes B is served from the memo
     bool change_matters;  // B's outcome differs from A's
+    // The nodes TrackedChangesSince may name for B's cycle since A's
+    // ("*": it may answer that it cannot name them), and whether the change
+    // is of a Node object (the engine's result cache drops those itself).
+    std::vector<std::string> may_change = {};
+    bool node_object_changed = false;
   } cases[] = {
       {"nothing changed: both nodes reused", both(two_gpus), std::string(kOneGpu), nothing,
        std::string(kOneGpu), 2, false},
@@ -256,19 +266,38 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
          f.dra.RemoveInFlight("uid-y");
        },
        std::string(kOneGpu), 2, false},
-      {"another pod's claim allocated on node-1", both(two_gpus), std::string(kOneGpu),
+      {"another pod's claim allocated on node-1",
+       both(two_gpus),
+       std::string(kOneGpu),
        [](MemoFixture& f) { f.dra.UpsertClaim(AllocatedClaim("x", Result("node-1", "gpu-0"))); },
-       std::string(kOneGpu), 1, true},
-      {"another pod's claim released on node-1", one_each_node_1_taken, std::string(kOneGpu),
-       [](MemoFixture& f) { f.dra.DeleteClaim("default", "x"); }, std::string(kOneGpu), 1, true},
-      {"an in-flight reservation on node-1", both(two_gpus), std::string(kOneGpu),
+       std::string(kOneGpu),
+       1,
+       true,
+       {"node-1"}},
+      {"another pod's claim released on node-1",
+       one_each_node_1_taken,
+       std::string(kOneGpu),
+       [](MemoFixture& f) { f.dra.DeleteClaim("default", "x"); },
+       std::string(kOneGpu),
+       1,
+       true,
+       {"node-1"}},
+      {"an in-flight reservation on node-1",
+       both(two_gpus),
+       std::string(kOneGpu),
        [](MemoFixture& f) { f.dra.AddInFlight("uid-y", AllocationOf(Result("node-1", "gpu-0"))); },
-       std::string(kOneGpu), 1, true},
-      {"node-1's slice updated", both(two_gpus),
+       std::string(kOneGpu),
+       1,
+       true,
+       {"node-1"}},
+      {"node-1's slice updated",
+       both(two_gpus),
        R"({"deviceClassName":"gpu","selectors":[{"cel":{"expression":"device.attributes[\"gpu.example.com\"].model == \"A100\""}}]})",
        [](MemoFixture& f) { f.dra.UpsertSlice(NodeSlice("node-1", Gpu("gpu-0", "H100"), 2)); },
        R"({"deviceClassName":"gpu","selectors":[{"cel":{"expression":"device.attributes[\"gpu.example.com\"].model == \"A100\""}}]})",
-       0, true},
+       0,
+       true,
+       {"*"}},
       {"a different selector", both(two_gpus), std::string(kOneGpu), nothing,
        R"({"deviceClassName":"gpu","selectors":[{"cel":{"expression":"device.attributes[\"gpu.example.com\"].model == \"H100\""}}]})",
        0, true},
@@ -287,15 +316,24 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
        [](MemoFixture& f) {
          f.dra.UpsertClass(GpuClass(R"(device.attributes[\"gpu.example.com\"].model == \"H100\")"));
        },
-       std::string(kOneGpu), 0, true},
-      {"a DeviceTaintRule taints node-1's devices", both(two_gpus), std::string(kOneGpu),
+       std::string(kOneGpu),
+       0,
+       true,
+       {"*"}},
+      {"a DeviceTaintRule taints node-1's devices",
+       both(two_gpus),
+       std::string(kOneGpu),
        [](MemoFixture& f) {
          f.dra.UpsertTaintRule(Decode<api::DeviceTaintRule>(
              R"({"metadata":{"name":"maintenance"},"spec":{"deviceSelector":{"pool":"node-1"},"taint":{"key":"k","effect":"NoSchedule"}}})",
              &api::DecodeDeviceTaintRule, "DeviceTaintRule"));
        },
-       std::string(kOneGpu), 0, true},
-      {"consumable capacity used by another claim", both(shared_device),
+       std::string(kOneGpu),
+       0,
+       true,
+       {"*"}},
+      {"consumable capacity used by another claim",
+       both(shared_device),
        R"({"deviceClassName":"gpu","capacity":{"requests":{"memory":"50Gi"}}})",
        [](MemoFixture& f) {
          f.dra.UpsertClaim(AllocatedClaim(
@@ -305,7 +343,10 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
        // node-2 is not reused: A's Reserve / Unreserve there left a zero
        // consumption entry for its device in DraState, a change the search
        // can see (the device's counters count as in use).
-       R"({"deviceClassName":"gpu","capacity":{"requests":{"memory":"50Gi"}}})", 0, true},
+       R"({"deviceClassName":"gpu","capacity":{"requests":{"memory":"50Gi"}}})",
+       0,
+       true,
+       {"node-1", "node-2"}},
       {"a partition drawing on the same counters allocated",
        [&](MemoFixture& f) {
          for (const char* node : {"node-1", "node-2"}) {
@@ -316,7 +357,9 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
        R"({"deviceClassName":"gpu","selectors":[{"cel":{"expression":"device.attributes[\"gpu.example.com\"].profile == \"half\""}}]})",
        [](MemoFixture& f) { f.dra.UpsertClaim(AllocatedClaim("x", Result("node-1", "full"))); },
        R"({"deviceClassName":"gpu","selectors":[{"cel":{"expression":"device.attributes[\"gpu.example.com\"].profile == \"half\""}}]})",
-       1, true},
+       1,
+       true,
+       {"node-1"}},
       {"a network-attached device allocated for a pod elsewhere",
        [&](MemoFixture& f) {
          f.dra.UpsertSlice(
@@ -324,7 +367,10 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
        },
        std::string(kOneGpu),
        [](MemoFixture& f) { f.dra.UpsertClaim(AllocatedClaim("x", Result("fabric", "fgpu-0"))); },
-       std::string(kOneGpu), 0, true},
+       std::string(kOneGpu),
+       0,
+       true,
+       {"*"}},
       {"admin access asks for something else",
        [&](MemoFixture& f) {
          f.handle.SetNamespaceLabels(
@@ -340,8 +386,13 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
              R"("nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"rack","operator":"In","values":["r1"]}]}]})",
              Devices(Gpu("rgpu-0"))));
        },
-       std::string(kOneGpu), [](MemoFixture& f) { f.Relabel(0, "r2"); }, std::string(kOneGpu), 1,
-       true},
+       std::string(kOneGpu),
+       [](MemoFixture& f) { f.Relabel(0, "r2"); },
+       std::string(kOneGpu),
+       1,
+       true,
+       {},
+       /*node_object_changed=*/true},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -353,13 +404,46 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
     reference.SetNodeMemo(false);
     ASSERT_EQ(reference.node_memo(), nullptr);
     f.dra.UpsertClaim(ClaimOf("a", c.request_a));
-    const std::vector<NodeOutcome> a = RunPod(f, memo, "a");
+    // NodeTrackedPlugin: the key of each pass and the nodes changed between.
+    uint64_t mark = 0, key_a = 0, key_b = 0;
+    bool named = false;
+    std::vector<std::string> changed;
+    const std::vector<NodeOutcome> a =
+        RunPod(f, memo, "a", nullptr, [&](const framework::CycleState& st) {
+          key_a = memo.NodeResultsKey(st);
+          EXPECT_FALSE(memo.TrackedChangesSince(st, &mark, &changed)) << "no earlier cycle";
+          EXPECT_NE(mark, 0u);
+        });
     c.between(f);
     f.dra.UpsertClaim(ClaimOf("b", c.request_b));
     int64_t hits = 0;
-    const std::vector<NodeOutcome> b = RunPod(f, memo, "b", &hits);
+    const std::vector<NodeOutcome> b =
+        RunPod(f, memo, "b", &hits, [&](const framework::CycleState& st) {
+          key_b = memo.NodeResultsKey(st);
+          named = memo.TrackedChangesSince(st, &mark, &changed);
+        });
+    EXPECT_NE(key_a, 0u);
+    EXPECT_EQ(key_a == key_b, c.request_a == c.request_b);
+    const bool may_refuse = c.may_change.size() == 1 && c.may_change[0] == "*";
+    if (!named) {
+      EXPECT_TRUE(may_refuse) << "could not name the changed nodes";
+    } else {
+      for (const std::string& n : changed) {
+        EXPECT_TRUE(may_refuse ||
+                    std::find(c.may_change.begin(), c.may_change.end(), n) != c.may_change.end())
+            << n << " reported changed";
+      }
+    }
     const std::vector<NodeOutcome> want = RunPod(f, reference, "b");
     EXPECT_EQ(b, want) << "memo: " << Describe(b) << "\nreference: " << Describe(want);
+    // Every node where B's outcome is not A's is among the changed ones.
+    const std::vector<NodeOutcome> a_as_b = AsIfB(a);
+    for (size_t i = 0; named && !c.node_object_changed && key_a == key_b && i < want.size(); ++i) {
+      if (i < a_as_b.size() && a_as_b[i] == want[i]) continue;
+      const std::string node(f.nodes[i]->name());
+      EXPECT_NE(std::find(changed.begin(), changed.end(), node), changed.end())
+          << node << "'s outcome changed but it was not reported";
+    }
     EXPECT_EQ(hits, c.want_hits);
     if (c.change_matters) {
       EXPECT_NE(AsIfB(a), want) << "the change does not show: " << Describe(want);
@@ -409,6 +493,50 @@ TEST(DynamicResourcesNodeMemo, PreemptionWhatIfIsNeitherServedNorKept) {
   EXPECT_EQ(s.code(), Code::kUnschedulable);
   EXPECT_EQ(s.Message(), "claim default/b: request \"gpu\": 1 device wanted, 0 free match");
   EXPECT_EQ(p.node_memo()->counters().hits, hits + 1);
+}
+
+// ChangedNodesSince over a sequence of views: pools changed between views
+// and invalidated nodes name their nodes once per mark; an inventory change,
+// a missing mark or a pool not pinned to nodeName nodes cannot be answered.
+TEST(DynamicResourcesNodeMemo, ChangedNodesSinceFollowsTheViews) {
+  MemoFixture f;
+  f.dra.UpsertSlice(NodeSlice("node-1", Gpu("gpu-0")));
+  f.dra.UpsertSlice(NodeSlice("node-2", Gpu("gpu-0")));
+  dra::NodeMemo memo;
+  auto begin = [&] { return memo.Begin(f.dra.Snapshot(), 2); };
+  auto changes = [&](const dra::NodeMemo::View& v, uint64_t* mark) -> std::string {
+    std::vector<std::string> names;
+    if (!memo.ChangedNodesSince(v, mark, &names)) return "*";
+    std::sort(names.begin(), names.end());
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+    return out;
+  };
+  uint64_t mark = 0, other = 0;
+  auto v1 = begin();
+  ASSERT_NE(v1, nullptr);
+  EXPECT_EQ(changes(*v1, &mark), "*") << "no earlier view";
+  EXPECT_EQ(mark, v1->epoch());
+  other = mark;
+  EXPECT_EQ(changes(*begin(), &mark), "") << "nothing changed";
+  f.dra.UpsertClaim(AllocatedClaim("x", Result("node-2", "gpu-0")));
+  auto v3 = begin();
+  memo.Invalidate(*v3, "node-1");
+  EXPECT_EQ(changes(*v3, &mark), "node-2");
+  EXPECT_EQ(changes(*begin(), &mark), "node-1") << "invalidated after the mark's view";
+  EXPECT_EQ(changes(*begin(), &mark), "");
+  EXPECT_EQ(changes(*begin(), &other), "node-1,node-2") << "an older mark sees everything since";
+  uint64_t stale = 0;
+  EXPECT_EQ(changes(*begin(), &stale), "*");
+  f.dra.UpsertSlice(NodeSlice("node-1", Gpu("gpu-0") + "," + Gpu("gpu-1"), 2));
+  EXPECT_EQ(changes(*begin(), &mark), "*") << "a new inventory";
+  EXPECT_EQ(changes(*begin(), &mark), "");
+  // A pool visible from nodes that no nodeName slice names.
+  f.dra.UpsertSlice(SliceOf("fabric", "fabric", R"("allNodes":true)", Devices(Gpu("fgpu-0"))));
+  EXPECT_EQ(changes(*begin(), &mark), "*");
+  f.dra.UpsertClaim(AllocatedClaim("y", Result("fabric", "fgpu-0")));
+  EXPECT_EQ(changes(*begin(), &mark), "*");
+  EXPECT_EQ(changes(*begin(), &mark), "");
 }
 
 // The memo can be switched off from the environment (for comparing runs).

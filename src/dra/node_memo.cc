@@ -14,6 +14,7 @@ struct NodeMemo::Era {
   // changed (0: none since the era began). Written by Begin only.
   std::unique_ptr<std::atomic<uint64_t>[]> pool_epochs;
   size_t num_pools = 0;
+  uint64_t first_epoch = 0;  // the epoch of the era's first view
 };
 
 namespace {
@@ -180,6 +181,10 @@ std::shared_ptr<const NodeMemo::View> NodeMemo::Begin(
     era_ = std::move(era);
     tracked_ = snapshot->allocations;
     ++epoch_;
+    era_->first_epoch = epoch_;
+    pool_log_.clear();
+    node_log_.clear();
+    log_floor_ = epoch_;
   } else if (tracked_ != snapshot->allocations) {
     std::vector<int32_t> pools;
     ChangedPools(*era_->inventory, *tracked_, *snapshot->allocations, &pools);
@@ -189,6 +194,12 @@ std::shared_ptr<const NodeMemo::View> NodeMemo::Begin(
       for (int32_t p : pools) {
         if (static_cast<size_t>(p) < era_->num_pools)
           era_->pool_epochs[p].store(epoch_, std::memory_order_relaxed);
+        pool_log_.emplace_back(epoch_, p);
+      }
+      if (pool_log_.size() > kMaxLog) {
+        const size_t drop = pool_log_.size() / 2;
+        log_floor_ = std::max(log_floor_, pool_log_[drop - 1].first);
+        pool_log_.erase(pool_log_.begin(), pool_log_.begin() + static_cast<ptrdiff_t>(drop));
       }
       changed_pools_ += static_cast<int64_t>(pools.size());
     }
@@ -302,6 +313,55 @@ void NodeMemo::Store(const View& view, uint64_t spec, const std::shared_ptr<cons
   slot->epoch = view.epoch_;
   slot->outcome = std::move(outcome);
   ++sh.stores;
+}
+
+bool NodeMemo::PoolNodes(const Era& era, int32_t pool, std::vector<std::string>* out) {
+  const state::DraInventory& inv = *era.inventory;
+  if (pool < 0 || static_cast<size_t>(pool) >= inv.pools.size()) return false;
+  for (int32_t si : inv.pools[static_cast<size_t>(pool)].slices) {
+    const state::DraSlice& s = inv.slices[static_cast<size_t>(si)];
+    if (s.num_devices == 0) continue;  // no device of it is visible anywhere
+    if (s.slice->spec.node_selection != api::SliceNodeSelection::kNodeName) return false;
+    out->emplace_back(s.slice->spec.node_name.view());
+  }
+  return true;
+}
+
+bool NodeMemo::ChangedNodesSince(const View& view, uint64_t* since,
+                                 std::vector<std::string>* changed) {
+  const uint64_t from = *since;
+  const uint64_t to = view.epoch_;
+  *since = to;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (from == 0 || from > to || era_ != view.era_ || from < view.era_->first_epoch ||
+      from < log_floor_) {
+    return false;
+  }
+  const size_t before = changed->size();
+  // Entries are in epoch order: walk back from the newest one past `from`.
+  for (auto it = pool_log_.rbegin(); it != pool_log_.rend() && it->first > from; ++it) {
+    if (it->first > to) continue;
+    if (!PoolNodes(*view.era_, it->second, changed)) {
+      changed->resize(before);
+      return false;
+    }
+  }
+  for (auto it = node_log_.rbegin(); it != node_log_.rend() && it->first > from; ++it) {
+    if (it->first <= to) changed->push_back(it->second);
+  }
+  return true;
+}
+
+void NodeMemo::Invalidate(const View& view, std::string_view node_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (era_ != view.era_) return;  // the era's results are all dropped anyway
+  // A new epoch: the next views report it to marks set before it, once.
+  node_log_.emplace_back(++epoch_, std::string(node_name));
+  if (node_log_.size() > kMaxLog) {
+    const size_t drop = node_log_.size() / 2;
+    log_floor_ = std::max(log_floor_, node_log_[drop - 1].first);
+    node_log_.erase(node_log_.begin(), node_log_.begin() + static_cast<ptrdiff_t>(drop));
+  }
 }
 
 NodeMemo::Counters NodeMemo::counters() const {

@@ -40,7 +40,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -104,6 +107,20 @@ class NodeMemo {
   void Store(const View& view, uint64_t spec, const std::shared_ptr<const api::Node>& node,
              std::shared_ptr<const NodeAllocation> outcome);
 
+  // For results derived from outcomes (framework::NodeTrackedPlugin): appends
+  // to `changed` the names of the nodes whose visible pools changed, or that
+  // Invalidate named, after the view whose epoch is `*since` and up to
+  // `view`; then sets `*since` to `view`'s epoch. False (nothing appended) when it cannot name
+  // them:
+  // `*since` is 0 or from another era, the log no longer reaches back to it,
+  // or a changed pool is visible from nodes other than those its nodeName
+  // slices name (network-attached devices).
+  bool ChangedNodesSince(const View& view, uint64_t* since, std::vector<std::string>* changed);
+  // Records that results on `node_name` computed in `view` must not be
+  // reused (a search that timed out): the next views start a new epoch in
+  // which the node counts as changed.
+  void Invalidate(const View& view, std::string_view node_name);
+
   Counters counters() const;
 
  private:
@@ -153,8 +170,20 @@ class NodeMemo {
   // Drops entries of old eras and of Node objects nobody else holds.
   void SweepLocked();
 
-  mutable std::mutex mu_;  // Begin, SpecOf
+  // Appends the names of the nodes from which pool `pool` of `era` is
+  // visible; false when that is not only nodes named by nodeName slices.
+  static bool PoolNodes(const Era& era, int32_t pool, std::vector<std::string>* out);
+
+  // Bound of the change logs; older halves are dropped (log_floor_).
+  static constexpr size_t kMaxLog = 1 << 16;
+
+  mutable std::mutex mu_;  // Begin, SpecOf, the change logs
   std::shared_ptr<Era> era_;
+  // Pools changed per view epoch of the current era, in epoch order, and
+  // the nodes invalidated per view epoch.
+  std::vector<std::pair<uint64_t, int32_t>> pool_log_;
+  std::vector<std::pair<uint64_t, std::string>> node_log_;
+  uint64_t log_floor_ = 0;  // the logs hold every change of epochs > log_floor_
   std::shared_ptr<const state::DraAllocations> tracked_;  // allocations of the last view
   uint64_t epoch_ = 0;
   std::vector<Spec> specs_;

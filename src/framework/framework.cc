@@ -635,7 +635,7 @@ Status Framework::RunScorePluginsUntimed(const CycleState& state, const PodInfo&
     std::vector<ScorePlugin*>& plugins = plugins_scratch;
     plugins.clear();
     for (const WeightedScorePlugin& w : active) plugins.push_back(w.plugin);
-    if (!cache->PrepareScore(pod, plugins)) cache = nullptr;
+    if (!cache->PrepareScore(pod, plugins, state)) cache = nullptr;
   }
   // The cache's entries of `nodes`: the caller's, or looked up here.
   const std::vector<NodeResultCache::Entry*>* node_entries = cached;

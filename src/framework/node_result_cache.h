@@ -5,7 +5,9 @@
 // generation it had when the result was computed (every NodeInfo mutation
 // moves the generation), to a pod for which every active Filter (and, for
 // scores, every active Score) plugin implements NodeLocalPlugin and says its
-// results equal those of the pod the cache holds. A pod of another spec
+// results equal those of the pod the cache holds, or implements
+// NodeTrackedPlugin and gives the same key; the nodes a NodeTrackedPlugin
+// reports changed lose their results first. A pod of another spec
 // starts the cache over; a pod whose results are not node-local does not use
 // it. The owner chooses the scope and clears the cache when the snapshot's
 // nodes change (Snapshot::nodes_version) or other state a NodeLocalPlugin
@@ -19,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,16 +47,24 @@ class NodeResultCache {
   };
 
   // Prepares the cache for `pod` scheduled by `owner` (the Framework) with
-  // `filters` active: keeps the entries when they were computed for a pod
-  // with the same results, else starts over for `pod`. False (the cache is
-  // left as it is and must not be used for this pod) when some active filter
-  // does not say its results for `pod` are node-local.
+  // `filters` active, after PreFilter wrote `state`: keeps the entries when
+  // they were computed for a pod with the same results (dropping those of
+  // the nodes NodeTrackedPlugins report changed), else starts over for
+  // `pod`. False (the cache is left as it is and must not be used for this
+  // pod) when some active filter does not say its results for `pod` are
+  // node-local or tracked.
   bool PrepareFilter(const void* owner, const PodInfo& pod,
-                     const std::vector<FilterPlugin*>& filters);
+                     const std::vector<FilterPlugin*>& filters, const CycleState& state);
   // After PrepareFilter returned true for `pod`: prepares the raw scores for
   // the `scores` active after PreScore (forgetting scores kept for another
-  // set). False when some of them is not node-local for `pod`.
-  bool PrepareScore(const PodInfo& pod, const std::vector<ScorePlugin*>& scores);
+  // set). False when some of them is neither node-local for `pod` nor one of
+  // the tracked filters.
+  bool PrepareScore(const PodInfo& pod, const std::vector<ScorePlugin*>& scores,
+                    const CycleState& state);
+  // Whether the prepared filters include a NodeTrackedPlugin: then kept
+  // rejections may name another pod's objects, and a pod no node fits must
+  // be filtered afresh for its diagnosis.
+  bool tracked() const { return num_tracked_ > 0; }
 
   // The entry of `node`, emptied first when the node changed since. Entry
   // references stay valid until the next insertion; call Reserve(n) before
@@ -105,22 +116,45 @@ class NodeResultCache {
 
  private:
   static constexpr uint32_t kNoSlot = ~uint32_t{0};
+  // How each plugin of a prepared list may be reused: one of the two
+  // pointers is set (the key is the NodeTrackedPlugin's).
+  struct Reuse {
+    const NodeLocalPlugin* local = nullptr;
+    const NodeTrackedPlugin* tracked = nullptr;
+    uint64_t key = 0;
+  };
+  template <typename P>
+  static void ReuseOf(const std::vector<P*>& plugins, std::vector<Reuse>* out);
+  // Whether every plugin's results for `b` equal those for `a` (keys of
+  // tracked plugins from `state`, compared with the held ones unless
+  // `fresh`, in which case they are stored).
+  static bool AllSame(std::vector<Reuse>& reuse, const PodInfo& a, const PodInfo& b,
+                      const CycleState& state, bool fresh);
+  // Drops the results of the nodes the tracked filters report changed.
+  void SyncTracked(const CycleState& state);
   // Empties `e` for the node's current `generation`.
   void Forget(Entry& e, uint64_t generation);
   Entry& AtNewPosition(const NodeInfo& node, size_t position);
+  // Drops every entry, keeping the prepared pod and plugins.
+  void ClearEntries();
 
   const void* owner_ = nullptr;
   std::optional<PodInfo> pod_;  // the spec the entries were computed for
   std::vector<FilterPlugin*> filters_;
-  std::vector<const NodeLocalPlugin*> filter_locals_;  // filters_ as NodeLocalPlugins
+  std::vector<Reuse> filter_reuse_;  // per filters_
+  std::vector<uint64_t> marks_;      // per filters_: TrackedChangesSince's mark
+  size_t num_tracked_ = 0;
+  std::vector<std::string> changed_;  // scratch of SyncTracked
   std::vector<ScorePlugin*> scores_;
-  std::vector<const NodeLocalPlugin*> score_locals_;
+  std::vector<Reuse> score_reuse_;
   std::vector<Entry> entries_;                              // one per node seen
   std::vector<std::string_view> names_;                     // per slot
   std::vector<Status> statuses_;                            // per slot
   std::vector<int64_t> raw_;                                // per slot x scores_
   absl::flat_hash_map<const NodeInfo*, uint32_t> slot_of_;  // node -> index in entries_
   std::vector<uint32_t> slot_at_;  // position -> index in entries_ (kNoSlot: unknown)
+  // name -> index in entries_, for the first size() slots (extended on use).
+  absl::flat_hash_map<std::string_view, uint32_t> slot_by_name_;
   Counters counters_;
 };
 

@@ -59,6 +59,13 @@ std::string FitError::Message() const {
   return msg;
 }
 
+void PodScheduler::RecordRejection(const NodeInfo& node, Status status, FitError* fit_error) {
+  auto& plugins = fit_error->diagnosis.unschedulable_plugins;
+  if (!plugins.contains(gantry::AsAbsl(status.plugin())))
+    plugins.insert(std::string(status.plugin()));
+  fit_error->diagnosis.node_to_status.emplace(std::string(node.name()), std::move(status));
+}
+
 Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& pod,
                               const state::Snapshot& snapshot, ScheduleResult* result,
                               FitError* fit_error, const std::vector<NodeInfo*>* restrict_to,
@@ -110,104 +117,124 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   std::vector<const NodeInfo*> feasible;
   feasible.reserve(static_cast<size_t>(to_find));
   std::vector<NodeResultCache::Entry*> feasible_entries;  // with the cache: theirs
+  // With the cache, rejected nodes and their entries; the diagnosis is built
+  // from them only when no node fits (a placed pod does not need it).
+  std::vector<std::pair<const NodeInfo*, NodeResultCache::Entry*>>& rejected = rejected_scratch_;
   std::atomic<bool> had_error{false};
   std::mutex error_mu;
   Status first_error;
   int evaluated = 0;
   const std::vector<FilterPlugin*> active_filters = fw.ActiveFilterPlugins(state);
-  if (cache != nullptr && !cache->PrepareFilter(&fw, pod, active_filters)) cache = nullptr;
+  if (cache != nullptr && !cache->PrepareFilter(&fw, pod, active_filters, state)) cache = nullptr;
   // The snapshot's own list keeps its positions while the cache holds
   // entries (it is cleared when the nodes change), and the snapshot mirrors
   // its NodeInfos' generations by position.
   const bool by_position = candidates == &snapshot.NodeInfos() &&
                            snapshot.Generations().size() == snapshot.NodeInfos().size();
-  if (cache != nullptr) {
-    // Entry pointers are kept across waves: no insertion may move them.
-    cache->Reserve(static_cast<size_t>(n));
-    feasible_entries.reserve(static_cast<size_t>(to_find));
-  }
+  const absl::flat_hash_set<std::string> plugins_before =
+      fit_error->diagnosis.unschedulable_plugins;
   std::vector<int>& misses = miss_scratch_;  // wave positions the cache does not hold
   std::vector<NodeResultCache::Entry*>& entries = entry_scratch_;
   const size_t nn = static_cast<size_t>(n);
-  while (evaluated < n && static_cast<int>(feasible.size()) < to_find) {
-    const int wave = std::min(n - evaluated, to_find - static_cast<int>(feasible.size()));
-    const int base = evaluated;
-    // Candidate index of the wave's first node; the wave wraps around.
-    const size_t first = (start + static_cast<size_t>(base)) % nn;
-    verdict.assign(static_cast<size_t>(wave), 0);
-    if (statuses.size() < static_cast<size_t>(wave)) statuses.resize(static_cast<size_t>(wave));
-    auto node_at = [&](int k) {
-      size_t idx = first + static_cast<size_t>(k);
-      if (idx >= nn) idx -= nn;
-      return (*candidates)[idx];
-    };
-    misses.clear();
+  // One pass over the candidates; a second one without the cache when the
+  // first found no node with kept results of a NodeTrackedPlugin (their
+  // rejections may name another pod's objects).
+  for (bool again = true; again;) {
+    again = false;
+    feasible.clear();
+    feasible_entries.clear();
+    rejected.clear();
+    evaluated = 0;
     if (cache != nullptr) {
-      entries.resize(static_cast<size_t>(wave));
-      const uint64_t* generations = by_position ? snapshot.Generations().data() : nullptr;
+      // Entry pointers are kept across waves: no insertion may move them.
+      cache->Reserve(static_cast<size_t>(n));
+      feasible_entries.reserve(static_cast<size_t>(to_find));
+    }
+    while (evaluated < n && static_cast<int>(feasible.size()) < to_find) {
+      const int wave = std::min(n - evaluated, to_find - static_cast<int>(feasible.size()));
+      const int base = evaluated;
+      // Candidate index of the wave's first node; the wave wraps around.
+      const size_t first = (start + static_cast<size_t>(base)) % nn;
+      verdict.assign(static_cast<size_t>(wave), 0);
+      if (statuses.size() < static_cast<size_t>(wave)) statuses.resize(static_cast<size_t>(wave));
+      auto node_at = [&](int k) {
+        size_t idx = first + static_cast<size_t>(k);
+        if (idx >= nn) idx -= nn;
+        return (*candidates)[idx];
+      };
+      misses.clear();
+      if (cache != nullptr) {
+        entries.resize(static_cast<size_t>(wave));
+        const uint64_t* generations = by_position ? snapshot.Generations().data() : nullptr;
+        size_t idx = first;
+        for (int k = 0; k < wave; ++k) {
+          const NodeInfo& node = *(*candidates)[idx];
+          NodeResultCache::Entry& e =
+              by_position ? cache->At(node, idx, generations[idx]) : cache->At(node);
+          if (++idx == nn) idx = 0;
+          entries[static_cast<size_t>(k)] = &e;
+          if (e.verdict == NodeResultCache::Entry::Verdict::kFits) {
+            verdict[static_cast<size_t>(k)] = 1;
+          } else if (e.verdict == NodeResultCache::Entry::Verdict::kRejected) {
+            verdict[static_cast<size_t>(k)] = 2;
+          } else {
+            misses.push_back(k);
+          }
+        }
+        cache->counters().filter_hits += wave - static_cast<int64_t>(misses.size());
+        cache->counters().filter_misses += static_cast<int64_t>(misses.size());
+      }
+      const int to_run = cache != nullptr ? static_cast<int>(misses.size()) : wave;
+      fw.parallelizer().Until(to_run, [&](int j) {
+        if (had_error.load(std::memory_order_relaxed)) return;
+        const int k = cache != nullptr ? misses[static_cast<size_t>(j)] : j;
+        Status fst = fw.RunFilterPlugins(active_filters, state, pod, *node_at(k));
+        if (fst.IsSuccess()) {
+          verdict[static_cast<size_t>(k)] = 1;
+        } else if (fst.IsError()) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          if (!had_error.exchange(true)) first_error = std::move(fst);
+        } else {
+          verdict[static_cast<size_t>(k)] = 2;
+          statuses[static_cast<size_t>(k)] = std::move(fst);
+        }
+      });
+      if (had_error.load()) return first_error;
+      for (int k : misses) {
+        NodeResultCache::Entry& e = *entries[static_cast<size_t>(k)];
+        if (verdict[static_cast<size_t>(k)] == 1) {
+          e.verdict = NodeResultCache::Entry::Verdict::kFits;
+        } else {
+          e.verdict = NodeResultCache::Entry::Verdict::kRejected;
+          cache->status(e) = std::move(statuses[static_cast<size_t>(k)]);
+        }
+      }
       size_t idx = first;
       for (int k = 0; k < wave; ++k) {
-        const NodeInfo& node = *(*candidates)[idx];
-        NodeResultCache::Entry& e =
-            by_position ? cache->At(node, idx, generations[idx]) : cache->At(node);
+        const NodeInfo* node = (*candidates)[idx];
         if (++idx == nn) idx = 0;
-        entries[static_cast<size_t>(k)] = &e;
-        if (e.verdict == NodeResultCache::Entry::Verdict::kFits) {
-          verdict[static_cast<size_t>(k)] = 1;
-        } else if (e.verdict == NodeResultCache::Entry::Verdict::kRejected) {
-          verdict[static_cast<size_t>(k)] = 2;
-          statuses[static_cast<size_t>(k)] = cache->status(e);
+        if (verdict[static_cast<size_t>(k)] == 1) {
+          if (static_cast<int>(feasible.size()) < to_find) {
+            feasible.push_back(node);
+            if (cache != nullptr) feasible_entries.push_back(entries[static_cast<size_t>(k)]);
+          }
+        } else if (cache != nullptr) {
+          rejected.emplace_back(node, entries[static_cast<size_t>(k)]);
         } else {
-          misses.push_back(k);
+          RecordRejection(*node, std::move(statuses[static_cast<size_t>(k)]), fit_error);
         }
       }
-      cache->counters().filter_hits += wave - static_cast<int64_t>(misses.size());
-      cache->counters().filter_misses += static_cast<int64_t>(misses.size());
+      evaluated += wave;
     }
-    const int to_run = cache != nullptr ? static_cast<int>(misses.size()) : wave;
-    fw.parallelizer().Until(to_run, [&](int j) {
-      if (had_error.load(std::memory_order_relaxed)) return;
-      const int k = cache != nullptr ? misses[static_cast<size_t>(j)] : j;
-      Status fst = fw.RunFilterPlugins(active_filters, state, pod, *node_at(k));
-      if (fst.IsSuccess()) {
-        verdict[static_cast<size_t>(k)] = 1;
-      } else if (fst.IsError()) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (!had_error.exchange(true)) first_error = std::move(fst);
-      } else {
-        verdict[static_cast<size_t>(k)] = 2;
-        statuses[static_cast<size_t>(k)] = std::move(fst);
-      }
-    });
-    if (had_error.load()) return first_error;
-    for (int k : misses) {
-      NodeResultCache::Entry& e = *entries[static_cast<size_t>(k)];
-      if (verdict[static_cast<size_t>(k)] == 1) {
-        e.verdict = NodeResultCache::Entry::Verdict::kFits;
-      } else {
-        e.verdict = NodeResultCache::Entry::Verdict::kRejected;
-        cache->status(e) = statuses[static_cast<size_t>(k)];
-      }
+    if (!feasible.empty() || cache == nullptr) break;
+    if (cache->tracked()) {
+      cache = nullptr;
+      fit_error->diagnosis.node_to_status.clear();
+      fit_error->diagnosis.unschedulable_plugins = plugins_before;
+      again = true;
+      continue;
     }
-    size_t idx = first;
-    for (int k = 0; k < wave; ++k) {
-      const NodeInfo* node = (*candidates)[idx];
-      if (++idx == nn) idx = 0;
-      if (verdict[static_cast<size_t>(k)] == 1) {
-        if (static_cast<int>(feasible.size()) < to_find) {
-          feasible.push_back(node);
-          if (cache != nullptr) feasible_entries.push_back(entries[static_cast<size_t>(k)]);
-        }
-      } else {
-        Status& fst = statuses[static_cast<size_t>(k)];
-        auto& plugins = fit_error->diagnosis.unschedulable_plugins;
-        if (!plugins.contains(gantry::AsAbsl(fst.plugin()))) {
-          plugins.insert(std::string(fst.plugin()));
-        }
-        fit_error->diagnosis.node_to_status.emplace(std::string(node->name()), std::move(fst));
-      }
-    }
-    evaluated += wave;
+    for (const auto& [node, e] : rejected) RecordRejection(*node, cache->status(*e), fit_error);
   }
   const int found = static_cast<int>(feasible.size());
   next_start_node_index_ =

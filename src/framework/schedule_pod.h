@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -54,13 +55,16 @@ class PodScheduler {
       : global_percentage_(global_percentage), rng_(seed) {}
 
   // Runs one scheduling attempt for `pod` on `snapshot` (already set on `fw`).
-  // Returns kSuccess with the result, or a rejection with `*fit_error` filled,
-  // or an error status. Does not run PostFilter (the caller decides).
+  // Returns kSuccess with the result, or a rejection with `*fit_error` filled
+  // (only then: a placed pod's rejected nodes are not recorded), or an error
+  // status. Does not run PostFilter (the caller decides).
   // `restrict_to` (optional) limits the attempt to those nodes, e.g. one
   // topology domain of a group placement; FitError counts only them.
   // `cache` (optional) serves and keeps per-node Filter verdicts and raw
   // scores for pods of one spec (node_result_cache.h); the result, the
-  // FitError and the tie-breaking draws are those of a run without it.
+  // FitError and the tie-breaking draws are those of a run without it (a
+  // pod no node fits is filtered again without it when kept rejections may
+  // name another pod's objects: NodeResultCache::tracked()).
   Status Schedule(Framework& fw, CycleState& state, const PodInfo& pod,
                   const state::Snapshot& snapshot, ScheduleResult* result, FitError* fit_error,
                   const std::vector<NodeInfo*>* restrict_to = nullptr,
@@ -75,6 +79,10 @@ class PodScheduler {
   std::vector<Status> status_scratch_;
   std::vector<int> miss_scratch_;
   std::vector<NodeResultCache::Entry*> entry_scratch_;
+  std::vector<std::pair<const NodeInfo*, NodeResultCache::Entry*>> rejected_scratch_;
+
+  // Adds a rejected node to the diagnosis.
+  static void RecordRejection(const NodeInfo& node, Status status, FitError* fit_error);
 };
 
 }  // namespace gantry::framework

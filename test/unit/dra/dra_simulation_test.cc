@@ -1,7 +1,10 @@
 // End-to-end offline: slices + classes + a claim template + pods through
 // sim::RunSimulation with the default configuration (DynamicResources on).
 #include <cstdlib>
+#include <functional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "bench/dra/workload.h"
 #include "gtest/gtest.h"
@@ -46,7 +49,8 @@ TEST(DraSimulation, AllocatesOneGpuPerPodAndNeverTwice) {
     ASSERT_EQ(devs.size(), 1u);
     EXPECT_EQ(devs[0].request, "gpu");
     EXPECT_EQ(devs[0].driver, "gpu.example.com");
-    EXPECT_TRUE(devices.insert(devs[0].pool + "/" + devs[0].device).second) << "device allocated twice";
+    EXPECT_TRUE(devices.insert(devs[0].pool + "/" + devs[0].device).second)
+        << "device allocated twice";
     // Claim names follow the ResourceClaim controller: <pod>-<claim>-<5 chars>.
     EXPECT_EQ(claim.rfind("default/pod-", 0), 0u);
     EXPECT_EQ(claim.size() - claim.rfind("-gpu-") - 5, 5u) << claim;
@@ -343,6 +347,202 @@ TEST(DraSimulation, NodeMemoChangesNoDecision) {
     EXPECT_EQ(on, off) << "memo on:\n" << on.dump(1) << "\nmemo off:\n" << off.dump(1);
     EXPECT_GT(off["unschedulable"].get<int64_t>() + off["completed"].get<int64_t>(), 0)
         << "a case that fills up";
+  }
+}
+
+// ---- Per-node result reuse (engine) x node memo (DynamicResources) ---------
+
+nlohmann::json WithoutTiming(const sim::SimulationResult& r) {
+  nlohmann::json j = sim::ResultJson(r);
+  for (const char* k : {"loop_seconds", "cpu_seconds", "pods_per_second", "attempt_latency_micros"})
+    j.erase(k);
+  return j;
+}
+
+api::ObjectSet Load(const std::string& yaml) {
+  api::ObjectSet objects;
+  sim::LoadStats stats;
+  absl::Status st = sim::LoadClusterText("phase", yaml, false, &objects, &stats);
+  EXPECT_TRUE(st.ok()) << st;
+  return objects;
+}
+
+// Runs `phases` one after the other on one scheduler (each until nothing can
+// change), calling `between(i, scheduler)` before phase i > 0; returns every
+// phase's report. `memo`: DynamicResources' node memo, `reuse`: the
+// engine's per-node result reuse.
+nlohmann::json RunPhases(const std::vector<std::string>& phases,
+                         const std::function<void(size_t, scheduler::Scheduler&)>& between,
+                         bool memo, bool reuse,
+                         framework::NodeResultCache::Counters* hits = nullptr) {
+  if (memo) {
+    unsetenv("GANTRY_DRA_NODE_MEMO");
+  } else {
+    setenv("GANTRY_DRA_NODE_MEMO", "off", 1);
+  }
+  framework::Registry registry;
+  EXPECT_TRUE(plugins::RegisterBuiltinPlugins(registry).ok());
+  auto cfg = config::DefaultConfig(registry);
+  EXPECT_TRUE(cfg.ok()) << cfg.status();
+  FakeClock clock(1'700'000'000'000'000);
+  state::ClusterState cluster(clock);
+  sim::InMemoryWriter writer;
+  auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
+  EXPECT_TRUE(bundle.ok()) << bundle.status();
+  unsetenv("GANTRY_DRA_NODE_MEMO");
+  scheduler::Scheduler& sched = *bundle->scheduler;
+  sched.SetNodeResultReuse(reuse);
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < phases.size(); ++i) {
+    if (i > 0) between(i, sched);
+    out.push_back(WithoutTiming(sim::RunSimulation(Load(phases[i]), sched, writer, clock, 7)));
+  }
+  if (hits != nullptr) *hits = sched.node_results().counters();
+  return out;
+}
+
+// `count` pods "<prefix>-<i>" with the workload's template claim; every
+// third one finishes after `run_seconds` (freeing its devices).
+std::string TemplatePods(const std::string& prefix, int count, int run_seconds) {
+  std::string y;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = prefix + "-" + std::to_string(i);
+    y += "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         ", namespace: default, uid: " + name +
+         (i % 3 == 0 ? ", annotations: {gantry.dev/run-duration-seconds: \"" +
+                           std::to_string(run_seconds + i % 5) + "\"}"
+                     : std::string()) +
+         "}\nspec: {schedulerName: gantry-scheduler, containers: [{name: c, resources: {requests: "
+         "{cpu: 100m}}}], resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]}\n---\n";
+  }
+  return y;
+}
+
+// The workload's objects without its pods (the template included).
+std::string WithoutPods(const std::string& yaml) {
+  return yaml.substr(0, yaml.find("apiVersion: v1\nkind: Pod\n"));
+}
+
+// The template of a workload (for later phases: pods need it for their claims).
+std::string TemplateOnly(const std::string& yaml) {
+  const size_t at = yaml.find("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate");
+  return yaml.substr(at, yaml.find("---\n", at) + 4 - at);
+}
+
+// A claim of no pod in the cluster (another scheduler's, say) named
+// `name`, holding the first `gpus` GPUs of `node`.
+std::string ExternalClaim(const bench::dra::WorkloadOptions& o, const std::string& name,
+                          const std::string& node, int gpus) {
+  std::string results;
+  for (int g = 0; g < gpus; ++g) {
+    results += "{request: gpu, driver: gpu.example.com, pool: " + node + ", device: gpu-" +
+               std::to_string(g) + (o.partitionable ? "-full" : "") + "}, ";
+  }
+  results.resize(results.size() - 2);
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+         ", namespace: default, uid: " + name +
+         "}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, "
+         "allocationMode: All}}]}}\nstatus: {allocation: {devices: {results: [" +
+         results + "]}}}\n---\n";
+}
+
+// Every combination of the engine's per-node result reuse and the node memo
+// places, allocates and fails exactly as neither does, on DRA pod streams
+// where pods finish and free their devices between pods, and a
+// ResourceSlice, a DeviceClass and (alone, so that only DynamicResources
+// sees it) a claim of no pod change between phases of the stream.
+TEST(DraSimulation, NodeResultReuseAndMemoChangeNoDecision) {
+  struct Case {
+    const char* name;
+    bench::dra::WorkloadOptions o;
+  } cases[] = {
+      {"one GPU per pod", {.nodes = 12, .gpus_per_node = 4, .pods = 0}},
+      {"GPU + NIC, matchAttribute",
+       {.nodes = 10, .gpus_per_node = 6, .pods = 0, .match_nic = true}},
+      {"firstAvailable", {.nodes = 10, .gpus_per_node = 4, .pods = 0, .first_available = true}},
+      {"partitionable halves", {.nodes = 6, .gpus_per_node = 3, .pods = 0, .partitionable = true}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string base = bench::dra::WorkloadYaml(c.o);
+    const std::string tmpl = TemplateOnly(base);
+    const int capacity = c.o.nodes * c.o.gpus_per_node * (c.o.partitionable ? 2 : 1);
+    // Claims of no pod hold all of node-0's GPUs and one of node-3's.
+    const std::string externals = ExternalClaim(c.o, "external-0", "node-0", c.o.gpus_per_node) +
+                                  ExternalClaim(c.o, "external-3", "node-3", 1);
+    const std::vector<std::string> phases = {
+        WithoutPods(base) + externals + TemplatePods("a", capacity + 6, 30),
+        tmpl + TemplatePods("b", capacity / 2, 20),
+        tmpl + TemplatePods("c", capacity / 2, 10),
+        tmpl + TemplatePods("d", capacity / 2, 10),
+    };
+    // Before phase 1: node-1's GPUs go away, node-2 publishes one more (a
+    // new pool generation). Before phase 2: the GPU class keeps only devices
+    // with 80Gi of memory (no partitionable halves any more). Before phase 3:
+    // the external claims go, node-0's and node-3's GPUs are free, and no
+    // NodeInfo changes (a cache that missed node-0's change would send the
+    // first pod to node-3, the only other node with room).
+    const api::ObjectSet initial = Load(base);
+    const api::ObjectSet external = Load(externals);
+    ASSERT_EQ(external.resource_claims.size(), 2u);
+    auto between = [&](size_t phase, scheduler::Scheduler& sched) {
+      if (phase == 3) {
+        for (const api::ResourceClaim& claim : external.resource_claims)
+          sched.OnResourceClaimDelete(std::make_shared<const api::ResourceClaim>(claim));
+      } else if (phase == 1) {
+        for (const api::ResourceSlice& sl : initial.resource_slices) {
+          if (sl.meta.name == "node-1-gpu") {
+            sched.OnResourceSliceDelete(std::make_shared<const api::ResourceSlice>(sl));
+          } else if (sl.meta.name == "node-2-gpu") {
+            auto more = std::make_shared<api::ResourceSlice>(sl);
+            more->spec.pool.generation = 2;
+            api::Device extra = more->spec.devices.back();
+            extra.name = api::Symbol::Intern("gpu-extra");
+            more->spec.devices.push_back(std::move(extra));
+            sched.OnResourceSlice(std::make_shared<const api::ResourceSlice>(sl), std::move(more));
+          }
+        }
+      } else {
+        for (const api::DeviceClass& cls : initial.device_classes) {
+          if (cls.meta.name != "gpu.example.com") continue;
+          const api::ObjectSet narrowed = Load(
+              "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: "
+              "gpu.example.com}\nspec: {selectors: [{cel: {expression: 'device.driver == "
+              "\"gpu.example.com\" && device.capacity[\"gpu.example.com\"].memory.compareTo("
+              "quantity(\"80Gi\")) >= 0'}}]}\n");
+          sched.OnDeviceClass(std::make_shared<const api::DeviceClass>(cls),
+                              std::make_shared<const api::DeviceClass>(narrowed.device_classes[0]));
+        }
+      }
+    };
+    const nlohmann::json plain = RunPhases(phases, between, /*memo=*/false, /*reuse=*/false);
+    ASSERT_EQ(plain.size(), 4u);
+    int64_t failed = 0, completed = 0, placed = 0;
+    for (const nlohmann::json& p : plain) {
+      failed += p["unschedulable"].get<int64_t>();
+      completed += p["completed"].get<int64_t>();
+      placed += p["scheduled"].get<int64_t>();
+    }
+    EXPECT_GT(failed, 0) << "the stream should fill the nodes";
+    EXPECT_GT(completed, 0) << "pods should free devices";
+    EXPECT_GT(placed, capacity) << "freed devices should be used again";
+    for (bool memo : {false, true}) {
+      for (bool reuse : {false, true}) {
+        if (!memo && !reuse) continue;
+        SCOPED_TRACE(std::string("memo ") + (memo ? "on" : "off") + ", reuse " +
+                     (reuse ? "on" : "off"));
+        framework::NodeResultCache::Counters counters;
+        const nlohmann::json got = RunPhases(phases, between, memo, reuse, &counters);
+        EXPECT_EQ(got, plain) << "got:\n" << got.dump(1) << "\nwithout either:\n" << plain.dump(1);
+        if (reuse && memo) {
+          // Pods with claims are served (DynamicResources is a NodeTrackedPlugin
+          // while the memo is on): most nodes are not searched again.
+          EXPECT_GT(counters.filter_hits, 2 * counters.filter_misses);
+        } else if (reuse) {
+          EXPECT_EQ(counters.filter_hits, 0) << "without the memo no pod with claims is served";
+        }
+      }
+    }
   }
 }
 
