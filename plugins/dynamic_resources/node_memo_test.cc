@@ -151,9 +151,15 @@ std::vector<std::string> Taken(const state::DraSnapshot& before, const state::Dr
     const std::string name =
         gantry::StrCat(inv.devices[i].pool.view(), "/", inv.devices[i].device->name.view());
     if (after.allocations->InUse(d) != before.allocations->InUse(d)) out.push_back(name);
-    auto it = after.allocations->consumed.find(d);
-    if (it == after.allocations->consumed.end()) continue;
-    for (const auto& [cap, v] : it->second) {
+    auto holders = [d](const state::DraSnapshot& s) {
+      auto it = s.allocations->shared.find(d);
+      return it == s.allocations->shared.end() ? 0 : it->second.holders;
+    };
+    if (holders(after) != holders(before))
+      out.push_back(gantry::StrCat(name, ":holders=", holders(after) - holders(before)));
+    auto it = after.allocations->shared.find(d);
+    if (it == after.allocations->shared.end()) continue;
+    for (const auto& [cap, v] : it->second.capacity) {
       const int64_t delta = v - before.allocations->Consumed(d, cap);
       if (delta != 0) out.push_back(gantry::StrCat(name, ":", cap.view(), "=", delta));
     }
@@ -241,6 +247,20 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
   const std::string partitions = partition("full", "full", "80Gi") + "," +
                                  partition("half-0", "half", "40Gi") + "," +
                                  partition("half-1", "half", "40Gi");
+  // Both nodes: the counter set and a shared device drawing on all of the
+  // counters the partitions draw on.
+  const Step shared_partitions =
+      [devices = gantry::StrCat(
+           R"({"name":"shared-1","attributes":{"profile":{"string":"shared"}},)",
+           R"("allowMultipleAllocations":true,"consumesCounters":[{"counterSet":"gpu-0-counters",)",
+           R"("counters":{"memory":{"value":"80Gi"}}}]},)", partitions)](MemoFixture& f) {
+        for (const char* node : {"node-1", "node-2"}) {
+          f.dra.UpsertSlice(CounterSlice(node));
+          f.dra.UpsertSlice(NodeSlice(node, devices, 1, 2));
+        }
+      };
+  const std::string half =
+      R"({"deviceClassName":"gpu","selectors":[{"cel":{"expression":"device.attributes[\"gpu.example.com\"].profile == \"half\""}}]})";
   struct Case {
     const char* name;
     Step setup;
@@ -340,13 +360,19 @@ TEST(DynamicResourcesNodeMemo, ServesOnlyOutcomesThatStillHold) {
              "x", Result("node-1", "shared-0",
                          R"(,"shareID":"s1","consumedCapacity":{"memory":"40Gi"})")));
        },
-       // node-2 is not reused: A's Reserve / Unreserve there left a zero
-       // consumption entry for its device in DraState, a change the search
-       // can see (the device's counters count as in use).
-       R"({"deviceClassName":"gpu","capacity":{"requests":{"memory":"50Gi"}}})",
-       0,
-       true,
-       {"node-1", "node-2"}},
+       R"({"deviceClassName":"gpu","capacity":{"requests":{"memory":"50Gi"}}})", 1, true,
+       {"node-1"}},
+      {"a share of no capacity holds the counters of a shared device", shared_partitions, half,
+       [](MemoFixture& f) {
+         f.dra.UpsertClaim(AllocatedClaim("x", Result("node-1", "shared-1", R"(,"shareID":"s1")")));
+       },
+       half, 1, true, {"node-1"}},
+      {"the last share released gives a shared device's counters back", shared_partitions, half,
+       [](MemoFixture& f) {
+         f.dra.UpsertClaim(AllocatedClaim("x", Result("node-1", "shared-1", R"(,"shareID":"s1")")));
+         f.dra.DeleteClaim("default", "x");
+       },
+       half, 2, false, {"node-1"}},
       {"a partition drawing on the same counters allocated",
        [&](MemoFixture& f) {
          for (const char* node : {"node-1", "node-2"}) {

@@ -373,7 +373,11 @@ class Search {
   bool TryAdd(int ci, const ReqSpec& rs, int32_t dev);
   void Undo();
   bool ConstraintsAccept(int ci, const ReqSpec& rs, int32_t dev);
-  bool InUse(int ci, bool admin, int32_t dev) const;
+  // Whether `dev` is taken for `rs` of claim `ci` by an earlier pick or
+  // an allocation in the snapshot: an exclusive device by anything that
+  // holds it (admin access only by picks of its own claim), a shared one by
+  // an exclusive allocation (admin access: never).
+  bool Taken(int ci, const ReqSpec& rs, bool multi, int32_t dev) const;
   bool CountersFit(int32_t dev);
   // Consumed capacities of a multi-allocation device for the request, into
   // s_.consumed; false when the device cannot serve it.
@@ -532,18 +536,19 @@ const Candidates& Search::CandidatesFor(const ClaimInfo& claim, const ReqSpec& r
       }
     }
     c.devices.push_back(dev);
-    if (multi || rs.spec->admin_access || !alloc_.InUse(dev)) ++c.free;
+    if (rs.spec->admin_access || !(multi ? alloc_.InUse(dev) : alloc_.Held(dev))) ++c.free;
   }
   return c;
 }
 
-bool Search::InUse(int ci, bool admin, int32_t dev) const {
+bool Search::Taken(int ci, const ReqSpec& rs, bool multi, int32_t dev) const {
+  const bool admin = rs.spec->admin_access;
+  if (multi) return !admin && alloc_.InUse(dev);
   for (const PickRec& p : s_.picks) {
     if (p.device != dev || p.shared) continue;
     if (!admin || p.claim == ci) return true;
   }
-  if (admin) return false;
-  return alloc_.InUse(dev);
+  return !admin && alloc_.Held(dev);
 }
 
 bool Search::ConstraintsAccept(int ci, const ReqSpec& rs, int32_t dev) {
@@ -598,7 +603,7 @@ bool Search::CountersFit(int32_t dev) {
       }
     }
     for (int32_t other : pool.counter_consumers) {
-      if (!alloc_.InUse(other)) continue;
+      if (!alloc_.Held(other)) continue;
       for (const api::DeviceCounterConsumption& cc : inv_.devices[other].device->consumes_counters) {
         for (const api::Counter& c : cc.counters) {
           int64_t k = key_of(cc.counter_set, c.name);
@@ -640,7 +645,7 @@ bool Search::TryAdd(int ci, const ReqSpec& rs, int32_t dev) {
   const DraDevice& d = inv_.devices[dev];
   const bool admin = rs.spec->admin_access;
   const bool multi = (flags & Inv::kMultiAllocation) && f_.consumable_capacity;
-  if (!multi && InUse(ci, admin, dev)) return false;
+  if (Taken(ci, rs, multi, dev)) return false;
   if ((flags & Inv::kConsumesCounters) && !f_.partitionable_devices) return false;
   if ((flags & Inv::kTainted) && f_.device_taints) {
     for (const api::Taint& t : d.taints) {
@@ -657,10 +662,11 @@ bool Search::TryAdd(int ci, const ReqSpec& rs, int32_t dev) {
     }
   }
   if (!ConstraintsAccept(ci, rs, dev)) return false;
-  // Commit.
+  // Commit. A shared device already held (in the snapshot or by an
+  // earlier pick) holds its counters already.
   bool counters_in_use = false;
   if (multi) {
-    counters_in_use = alloc_.consumed.contains(dev);
+    counters_in_use = alloc_.Shared(dev);
     for (const PickRec& p : s_.picks) counters_in_use |= p.device == dev;
   }
   PickRec rec;
@@ -770,10 +776,9 @@ Search::Step Search::SearchFrom(int ci, int ri, int slot, size_t start) {
   if (all) {
     const int32_t dev = c.devices[static_cast<size_t>(slot)];
     // Constraint violations in All mode are fatal upstream.
-    const bool admin = rs.spec->admin_access;
     const DraDevice& d = inv_.devices[dev];
     const bool multi = d.device->allow_multiple_allocations && f_.consumable_capacity;
-    if ((multi || !InUse(ci, admin, dev)) && !ConstraintsAccept(ci, rs, dev)) {
+    if (!Taken(ci, rs, multi, dev) && !ConstraintsAccept(ci, rs, dev)) {
       fatal_ = gantry::StrCat(claim.label, ", request ", rs.name, ": cannot add device ", d.pool.view(), "/",
                               d.device->name.view(), " because a claim constraint would not be satisfied");
       return Step::kAbort;
@@ -798,7 +803,7 @@ Search::Step Search::SearchFrom(int ci, int ri, int slot, size_t start) {
       for (size_t j = i + 1; j < c.devices.size() && ok < remaining_slots - 1; ++j) {
         const int32_t o = c.devices[j];
         const bool multi = inv_.devices[o].device->allow_multiple_allocations && f_.consumable_capacity;
-        if (!multi && InUse(ci, rs.spec->admin_access, o)) continue;
+        if (Taken(ci, rs, multi, o)) continue;
         if (ConstraintsAccept(ci, rs, o)) ++ok;
       }
       if (ok < remaining_slots - 1) {

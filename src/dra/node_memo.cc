@@ -98,8 +98,9 @@ size_t HashOptions(const AllocatorOptions& o, Hasher& h) {
   return static_cast<size_t>(h.h);
 }
 
-// Adds to `pools` the pools with a device whose exclusive count or consumed
-// capacity differs between `a` and `b` (both of one inventory).
+// Adds to `pools` the pools with a device whose exclusive count or shared
+// use (holders, consumed capacity) differs between `a` and `b` (both of one
+// inventory).
 void ChangedPools(const state::DraInventory& inv, const state::DraAllocations& a,
                   const state::DraAllocations& b, std::vector<int32_t>* pools) {
   auto mark = [&](int32_t dev) {
@@ -116,12 +117,12 @@ void ChangedPools(const state::DraInventory& inv, const state::DraAllocations& a
       if (a.in_use[j] != b.in_use[j]) mark(static_cast<int32_t>(j));
     }
   }
-  for (const auto& [dev, consumed] : b.consumed) {
-    auto it = a.consumed.find(dev);
-    if (it == a.consumed.end() || it->second != consumed) mark(dev);
+  for (const auto& [dev, use] : b.shared) {
+    auto it = a.shared.find(dev);
+    if (it == a.shared.end() || it->second != use) mark(dev);
   }
-  for (const auto& [dev, consumed] : a.consumed) {
-    if (!b.consumed.contains(dev)) mark(dev);
+  for (const auto& [dev, use] : a.shared) {
+    if (!b.shared.contains(dev)) mark(dev);
   }
   std::sort(pools->begin(), pools->end());
   pools->erase(std::unique(pools->begin(), pools->end()), pools->end());

@@ -13,15 +13,16 @@
 //    classes) pair; a new slice, taint rule or class starts a new era and
 //    every entry is dropped;
 //  - the allocated state of the node's pools: each view (Begin) compares the
-//    snapshot's per-device exclusive counts and consumed capacities with
-//    those of the previous view and stamps every pool with a changed device
-//    with a new epoch. An outcome computed at epoch E is served only while
-//    every pool visible from the node (its slices' pools: the node's own
-//    devices, network-attached ones, and every device drawing on the same
-//    shared counters) still has an epoch <= E. Whatever changed it (another
-//    pod's claim allocated or released, an in-flight reservation, a
-//    preemption what-if view, a claim written by another scheduler) is seen
-//    because the comparison is of the snapshots themselves, not of events;
+//    snapshot's per-device exclusive counts and shared uses (holders and
+//    consumed capacity) with those of the previous view and stamps every
+//    pool with a changed device with a new epoch. An outcome computed at
+//    epoch E is served only while every pool visible from the node (its
+//    slices' pools: the node's own devices, network-attached ones, and
+//    every device drawing on the same shared counters) still has an
+//    epoch <= E. Whatever changed it (another pod's claim allocated or
+//    released, an in-flight reservation, a preemption what-if view, a claim
+//    written by another scheduler) is seen because the comparison is of the
+//    snapshots themselves, not of events;
 //  - the node object: entries are keyed by the api::Node the NodeInfo holds
 //    (pinned), so a Node update (labels select network-attached slices)
 //    starts a fresh entry.

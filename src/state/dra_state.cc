@@ -112,10 +112,28 @@ const SelectorMemo* DraInventory::Memo(std::string_view expression) const {
   return raw;
 }
 
+bool SharedUse::Apply(const api::DeviceRequestAllocationResult& result, int sign) {
+  holders += sign;
+  for (const api::CapacityRequest& c : result.consumed_capacity) {
+    const int64_t v = sign * c.value.MilliValue();
+    if (v == 0) continue;
+    // Capacity names in results use the slice's spelling; stored qualified.
+    const api::Symbol name = api::QualifyName(c.name.view(), result.driver);
+    auto it = std::find_if(capacity.begin(), capacity.end(),
+                           [&](const auto& entry) { return entry.first == name; });
+    if (it == capacity.end()) {
+      capacity.emplace_back(name, v);
+    } else if ((it->second += v) == 0) {
+      capacity.erase(it);
+    }
+  }
+  return holders > 0;
+}
+
 int64_t DraAllocations::Consumed(int32_t device, api::Symbol capacity) const {
-  auto it = consumed.find(device);
-  if (it == consumed.end()) return 0;
-  for (const auto& [name, v] : it->second) {
+  auto it = shared.find(device);
+  if (it == shared.end()) return 0;
+  for (const auto& [name, v] : it->second.capacity) {
     if (name == capacity) return v;
   }
   return 0;
@@ -153,7 +171,7 @@ struct DraState::Impl {
 
   // Source of truth for allocations.
   absl::flat_hash_map<DeviceKey, int32_t> exclusive;
-  absl::flat_hash_map<DeviceKey, std::vector<std::pair<api::Symbol, int64_t>>> shared;
+  absl::flat_hash_map<DeviceKey, SharedUse> shared;  // devices with at least one holder
 
   std::shared_ptr<const DraInventory> inventory;
   bool inventory_dirty = true;
@@ -257,20 +275,8 @@ void DraState::ApplyAllocationLocked(const api::AllocationResult& a, int sign) {
     if (r.admin_access) continue;  // admin access never takes a device away
     DeviceKey key{r.driver, r.pool, r.device};
     if (!r.share_id.empty()) {
-      auto& vec = m.shared[key];
-      for (const api::CapacityRequest& c : r.consumed_capacity) {
-        const int64_t v = sign * c.value.MilliValue();
-        // Capacity names in results use the slice's spelling; store qualified.
-        api::Symbol name = api::QualifyName(c.name.view(), r.driver);
-        bool found = false;
-        for (auto& [n, total] : vec) {
-          if (n == name) {
-            total += v;
-            found = true;
-          }
-        }
-        if (!found) vec.emplace_back(name, v);
-      }
+      auto it = m.shared.try_emplace(key).first;
+      if (!it->second.Apply(r, sign)) m.shared.erase(it);
       continue;
     }
     int32_t& count = m.exclusive[key];
@@ -672,9 +678,9 @@ std::shared_ptr<const DraSnapshot> DraState::Snapshot() {
     auto a = std::make_shared<DraAllocations>();
     a->generation = m.alloc_generation;
     a->in_use = m.dense;
-    for (const auto& [key, vec] : m.shared) {
+    for (const auto& [key, use] : m.shared) {
       int32_t idx = m.inventory->Find(key.driver, key.pool, key.device);
-      if (idx >= 0) a->consumed[idx] = vec;
+      if (idx >= 0) a->shared[idx] = use;
     }
     a->unknown_devices = m.unknown;
     m.allocations = std::move(a);
@@ -749,18 +755,10 @@ void ApplyResults(const DraInventory& inv, const api::AllocationResult& r, int s
       }
       continue;
     }
-    auto& consumed = a->consumed[idx];
-    for (const api::CapacityRequest& c : d.consumed_capacity) {
-      const api::Symbol name = api::QualifyName(c.name.view(), d.driver);
-      bool found = false;
-      for (auto& [n, total] : consumed) {
-        if (n != name) continue;
-        found = true;
-        total = std::max<int64_t>(0, total + sign * c.value.MilliValue());
-      }
-      if (!found && sign > 0) consumed.emplace_back(name, c.value.MilliValue());
-    }
-    if (consumed.empty()) a->consumed.erase(idx);
+    auto it = a->shared.find(idx);
+    if (sign < 0 && it == a->shared.end()) continue;  // not shared in `base`
+    if (it == a->shared.end()) it = a->shared.try_emplace(idx).first;
+    if (!it->second.Apply(d, sign)) a->shared.erase(it);
   }
 }
 
@@ -783,7 +781,7 @@ bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& al
   if (!snapshot.inventory || !snapshot.allocations) return false;
   for (const api::DeviceRequestAllocationResult& d : allocation.results) {
     if (d.admin_access || !d.share_id.empty()) continue;
-    if (snapshot.allocations->InUse(snapshot.inventory->Find(d.driver, d.pool, d.device)))
+    if (snapshot.allocations->Held(snapshot.inventory->Find(d.driver, d.pool, d.device)))
       return true;
   }
   return false;

@@ -25,7 +25,9 @@
 // per-device counter vector only when they changed):
 //  - every allocated claim's results (admin-access results excluded, as they
 //    never take a device away from others); results with a shareID
-//    (consumable capacity) add their consumedCapacity to the device instead;
+//    (consumable capacity) count as one holder of the device each and add
+//    their consumedCapacity to it; a shared device is held (and holds its
+//    shared counters) while it has a holder, whatever capacity they consume;
 //  - in-flight allocations added in Reserve, dropped in Unreserve or when
 //    PreBind wrote the claim (AssumeClaim); a PodGroup-level claim's entry is
 //    shared by the group's members and counted once.
@@ -184,16 +186,42 @@ class DraInventory {
   mutable absl::flat_hash_map<api::Symbol, std::unique_ptr<AttributeTable>> attributes_;
 };
 
+// What the live allocation results sharing one device (results with a
+// shareID: consumable capacity, allowMultipleAllocations) hold of it.
+struct SharedUse {
+  // How many such results there are; every stored SharedUse has at least
+  // one. A result holds the device whatever capacity it consumed, zero or
+  // none included.
+  int32_t holders = 0;
+  // Capacity consumed by them together: qualified capacity name ->
+  // milli-units; capacities nobody consumes are left out.
+  std::vector<std::pair<api::Symbol, int64_t>> capacity;
+
+  // Adds (sign +1) or takes away (sign -1) `result`, one result with a
+  // shareID on this device; false when no holder is left (the caller drops
+  // the entry).
+  bool Apply(const api::DeviceRequestAllocationResult& result, int sign);
+  friend bool operator==(const SharedUse&, const SharedUse&) = default;
+};
+
 // Allocated-state of one snapshot, indexed like the inventory's devices.
+//
+// A device is *held* while some live allocation result names it: an
+// exclusive one (`in_use`) or one with a shareID (`shared`). A held device
+// that consumes shared counters (partitionable devices) holds its counters,
+// once however many results share it. The allocator hands out no held device
+// exclusively and shares none that is held exclusively.
 struct DraAllocations {
   uint64_t generation = 0;
   std::vector<uint16_t> in_use;  // exclusive allocations per device
-  // Consumed capacity per shared (multi-allocation) device: name -> milli-units.
-  absl::flat_hash_map<int32_t, std::vector<std::pair<api::Symbol, int64_t>>> consumed;
+  // Shared devices: only those with at least one holder have an entry.
+  absl::flat_hash_map<int32_t, SharedUse> shared;
   // Allocated devices not present in the inventory (kept for diagnostics).
   int64_t unknown_devices = 0;
 
   bool InUse(int32_t i) const { return i >= 0 && static_cast<size_t>(i) < in_use.size() && in_use[i] > 0; }
+  bool Shared(int32_t i) const { return shared.contains(i); }
+  bool Held(int32_t i) const { return InUse(i) || Shared(i); }
   int64_t Consumed(int32_t device, api::Symbol capacity) const;
 };
 
@@ -208,16 +236,17 @@ struct DraSnapshot {
 };
 
 // `base` with the devices of `released` allocations free again: exclusive
-// counts decremented, consumed capacity of shared devices given back
-// (admin-access results never held a device), and the devices of `held`
-// allocations taken (counted as in use, capacity consumed). The inventory and
-// classes are shared with `base`.
+// counts decremented, shares of shared devices given back (one holder and
+// its consumed capacity each; admin-access results never held a device), and
+// the devices of `held` allocations taken (counted as in use, shared with
+// their capacity consumed). The inventory and classes are shared with `base`.
 std::shared_ptr<const DraSnapshot> SnapshotWithReleased(
     const DraSnapshot& base, const std::vector<const api::AllocationResult*>& released,
     const std::vector<const api::AllocationResult*>& held = {});
 
-// True when some exclusive device of `allocation` is in use in `snapshot`
-// (it could not be held again without a double allocation).
+// True when some exclusive device of `allocation` is held in `snapshot`,
+// exclusively or shared (it could not be held again without a double
+// allocation). Shared results are not checked.
 bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& allocation);
 
 // "namespace/name" of every ResourceClaim `pod` uses: spec.resourceClaims by

@@ -620,6 +620,52 @@ case("gantry-consumable-capacity-non-shared-filter",
                                           dev("device-2", {}, {"memory": {"value": "16Gi"}})]),
       claim("claim-0", [req(capacity={"memory": "8Gi"})])],
      ok(claim_0=[res("device-2")]))
+# Shared devices that consume counters hold them once, while any allocation
+# shares them (whatever capacity it consumed), and are then no partition's.
+SHARED_COUNTERS = [{"name": "counter-set-1", "counters": {"memory": {"value": "8Gi"}}}]
+KIND = lambda k: 'device.attributes["driver-a"].kind == "%s"' % k
+
+
+def shared_dev(name, kind, capacity=None):
+    return dev(name, {"kind": {"string": kind}}, capacity, allowMultipleAllocations=True,
+               consumesCounters=[{"counterSet": "counter-set-1", "counters": {"memory": {"value": "8Gi"}}}])
+
+
+SHARED_POOL = [cslice(SHARED_COUNTERS),
+               rslice("slice-1", count=2, devices=[
+                   shared_dev("device-1", "shared", {"bandwidth": {"value": "4Gi"}}),
+                   shared_dev("device-2", "nocap"),
+                   part("device-3", "8Gi", attrs={"kind": {"string": "part"}})])]
+case("gantry-shared-device-holds-counters",
+     [CLASS_A] + SHARED_POOL + [
+         claim("other", [req()], allocation=[res("device-1", shareID="a1", consumedCapacity={"bandwidth": "1Gi"})]),
+         claim("claim-0", [req(selectors=[KIND("part")])])],
+     UNSAT)
+case("gantry-shared-device-zero-capacity-holds-counters",
+     [CLASS_A] + SHARED_POOL + [
+         claim("other", [req()], allocation=[res("device-1", shareID="a1", consumedCapacity={"bandwidth": "0"})]),
+         claim("claim-0", [req(selectors=[KIND("part")])])],
+     UNSAT)
+case("gantry-shared-device-no-capacity-holds-counters",
+     [CLASS_A] + SHARED_POOL + [
+         claim("other", [req()], allocation=[res("device-2", shareID="a1")]),
+         claim("claim-0", [req(selectors=[KIND("part")])])],
+     UNSAT)
+case("gantry-shared-device-shared-again",
+     [CLASS_A] + SHARED_POOL + [
+         claim("other", [req()], allocation=[res("device-2", shareID="a1")]),
+         claim("claim-0", [req(selectors=[KIND("nocap")])])],
+     ok(claim_0=[res("device-2", shareID=True)]))
+case("gantry-shared-device-counters-taken",
+     [CLASS_A] + SHARED_POOL + [
+         claim("other", [req()], allocation=[res("device-3")]),
+         claim("claim-0", [req(selectors=[KIND("nocap")])])],
+     UNSAT)
+case("gantry-shared-device-not-exclusive-while-shared",
+     [CLASS_A] + SHARED_POOL + [
+         claim("other", [req()], allocation=[res("device-2", shareID="a1")]),
+         claim("claim-0", [req(selectors=[KIND("nocap")])])],
+     UNSAT, features={"consumableCapacity": False})
 case("gantry-distinct-attribute",
      [CLASS_A, rslice("slice-1", devices=[NUMA("device-1", 1), NUMA("device-2", 1), NUMA("device-3", 2)]),
       claim("claim-0", [req(count=2)], constraints=[constraint("driver-a/numa", distinct=True)])],

@@ -1,11 +1,13 @@
 // DraState: which DeviceClass serves an extended resource (explicit
 // spec.extendedResourceName, implicit deviceclass.resource.kubernetes.io/<class>,
-// clashes) and the index of the claims the scheduler created for pods'
-// extended resources.
+// clashes), the index of the claims the scheduler created for pods'
+// extended resources, and the holders of shared devices.
 #include "src/state/dra_state.h"
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "simdjson.h"
@@ -112,6 +114,179 @@ TEST(DraStateExtendedResources, PodClaimKeysIncludeTheExtendedResourceClaim) {
   pod.extended_resource_claim_name = "p-extended-resources-abcde";
   EXPECT_EQ(PodClaimKeys(pod), std::vector<std::string>{"ns/p-extended-resources-abcde"});
   EXPECT_TRUE(pod.UsesClaims());
+}
+
+// A result of request "r" on device `device` of driver-a/pool-1; with
+// `share` a shareID and `extra` (e.g. `"consumedCapacity":{"bw":"1"}`).
+std::string Result(std::string_view device, bool share = false, std::string_view extra = "") {
+  std::string r = R"({"request":"r","driver":"driver-a","pool":"pool-1","device":")";
+  r += device;
+  r += '"';
+  if (share) r += R"(,"shareID":"s")";
+  if (!extra.empty()) {
+    r += ',';
+    r += extra;
+  }
+  return r + "}";
+}
+
+// Claim `name` (uid uid-<name>), allocated `results` unless empty.
+std::shared_ptr<const api::ResourceClaim> ClaimWith(std::string_view name,
+                                                    const std::vector<std::string>& results) {
+  std::string json = R"({"metadata":{"name":")" + std::string(name) +
+                     R"(","namespace":"ns","uid":"uid-)" + std::string(name) + R"("})";
+  if (!results.empty()) {
+    json += R"(,"status":{"allocation":{"devices":{"results":[)";
+    for (size_t i = 0; i < results.size(); ++i) json += (i ? "," : "") + results[i];
+    json += "]}}}";
+  }
+  return Claim(json + "}");
+}
+
+TEST(DraStateSharedDevices, HoldersCountTheLiveShares) {
+  // What device "m" (multi-allocation, capacity bw) looks like in the snapshot.
+  struct Want {
+    int32_t holders = 0;  // 0: no entry
+    int64_t bw_milli = 0;
+    bool held = false;
+  };
+  struct Case {
+    const char* name;
+    std::function<void(DraState&)> steps;
+    Want want;
+  };
+  const std::string share1 = Result("m", true, R"("consumedCapacity":{"bw":"1"})");
+  const std::string share0 = Result("m", true, R"("consumedCapacity":{"bw":"0"})");
+  const std::string bare = Result("m", true);
+  const Case cases[] = {
+      {"nothing allocated", [](DraState&) {}, {}},
+      {"one share", [&](DraState& d) { d.UpsertClaim(ClaimWith("a", {share1})); }, {1, 1000, true}},
+      {"a share of zero capacity holds the device",
+       [&](DraState& d) { d.UpsertClaim(ClaimWith("a", {share0})); },
+       {1, 0, true}},
+      {"a share without capacities holds the device",
+       [&](DraState& d) { d.UpsertClaim(ClaimWith("a", {bare})); },
+       {1, 0, true}},
+      {"two shares in one claim",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimWith("a", {share1, bare}));
+       },
+       {2, 1000, true}},
+      {"admin access holds nothing",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimWith("a", {Result("m", true, R"("adminAccess":true)")}));
+       },
+       {}},
+      {"released: no entry is left",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimWith("a", {share1}));
+         d.UpsertClaim(ClaimWith("b", {bare}));
+         d.UpsertClaim(ClaimWith("a", {}));
+         d.DeleteClaim("ns", "b");
+       },
+       {}},
+      {"one of two released: capacity given back, still held",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimWith("a", {share1}));
+         d.UpsertClaim(ClaimWith("b", {share0}));
+         d.UpsertClaim(ClaimWith("a", {}));
+       },
+       {1, 0, true}},
+      {"the same claim stored again is one holder",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimWith("a", {share1}));
+         d.AssumeClaim(ClaimWith("a", {share1}));
+         d.UpsertClaim(ClaimWith("a", {share1}));
+       },
+       {1, 1000, true}},
+      {"in flight, then written by PreBind: one holder",
+       [&](DraState& d) {
+         d.AddInFlight("uid-a", *ClaimWith("a", {bare})->status.allocation);
+         d.AssumeClaim(ClaimWith("a", {bare}));
+       },
+       {1, 0, true}},
+      {"in flight, then Unreserve: no entry is left",
+       [&](DraState& d) {
+         d.AddInFlight("uid-a", *ClaimWith("a", {share0})->status.allocation);
+         d.RemoveInFlight("uid-a");
+       },
+       {}},
+      {"an in-flight allocation replaced",
+       [&](DraState& d) {
+         d.AddInFlight("uid-a", *ClaimWith("a", {share1})->status.allocation);
+         d.AddInFlight("uid-a", *ClaimWith("a", {Result("x")})->status.allocation);
+       },
+       {}},
+      {"an exclusive allocation of the device holds it",
+       [&](DraState& d) { d.UpsertClaim(ClaimWith("a", {Result("m")})); },
+       {0, 0, true}},
+  };
+  const auto slice = Decode<api::ResourceSlice>(
+      R"({"metadata":{"name":"s"},"spec":{"driver":"driver-a","pool":{"name":"pool-1","generation":1,"resourceSliceCount":1},)"
+      R"("nodeName":"n","devices":[{"name":"m","allowMultipleAllocations":true,"capacity":{"bw":{"value":"4"}}},)"
+      R"({"name":"x"}]}})",
+      &api::DecodeResourceSlice);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    DraState dra;
+    dra.UpsertSlice(slice);
+    (void)dra.Snapshot();  // changes below are applied to a built inventory
+    c.steps(dra);
+    const auto snap = dra.Snapshot();
+    const int32_t m = snap->inventory->Find(
+        api::Symbol::Intern("driver-a"), api::Symbol::Intern("pool-1"), api::Symbol::Intern("m"));
+    ASSERT_GE(m, 0);
+    auto it = snap->allocations->shared.find(m);
+    EXPECT_EQ(it == snap->allocations->shared.end() ? 0 : it->second.holders, c.want.holders);
+    EXPECT_EQ(snap->allocations->Consumed(m, api::Symbol::Intern("driver-a/bw")), c.want.bw_milli);
+    EXPECT_EQ(snap->allocations->Held(m), c.want.held);
+    if (it != snap->allocations->shared.end()) {
+      for (const auto& [cap, v] : it->second.capacity) EXPECT_NE(v, 0) << cap.view();
+    }
+  }
+}
+
+TEST(DraStateSharedDevices, WhatIfViewsReleaseAndHoldShares) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> base;      // results of claim "a", stored allocated
+    std::vector<std::string> released;  // results of an allocation released in the view
+    std::vector<std::string> held;      // results of an allocation held in the view
+    int32_t holders;                    // of device m in the view (0: no entry)
+    int64_t bw_milli;
+  };
+  const std::string share1 = Result("m", true, R"("consumedCapacity":{"bw":"1"})");
+  const std::string bare = Result("m", true);
+  const Case cases[] = {
+      {"the only share released", {share1}, {share1}, {}, 0, 0},
+      {"the only share released, of no capacity", {bare}, {bare}, {}, 0, 0},
+      {"one of two shares of no capacity released", {bare, bare}, {bare}, {}, 1, 0},
+      {"one of two released, capacity given back", {share1, bare}, {share1}, {}, 1, 0},
+      {"a share of no capacity held", {}, {}, {bare}, 1, 0},
+      {"a share held on top of one", {share1}, {}, {share1}, 2, 2000},
+      {"a release of what the base does not share changes nothing", {}, {bare}, {}, 0, 0},
+  };
+  const auto slice = Decode<api::ResourceSlice>(
+      R"({"metadata":{"name":"s"},"spec":{"driver":"driver-a","pool":{"name":"pool-1","generation":1,"resourceSliceCount":1},)"
+      R"("nodeName":"n","devices":[{"name":"m","allowMultipleAllocations":true,"capacity":{"bw":{"value":"4"}}}]}})",
+      &api::DecodeResourceSlice);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    DraState dra;
+    dra.UpsertSlice(slice);
+    if (!c.base.empty()) dra.UpsertClaim(ClaimWith("a", c.base));
+    const auto base = dra.Snapshot();
+    std::vector<const api::AllocationResult*> released, held;
+    auto released_claim = ClaimWith("r", c.released);
+    auto held_claim = ClaimWith("h", c.held);
+    if (!c.released.empty()) released.push_back(&*released_claim->status.allocation);
+    if (!c.held.empty()) held.push_back(&*held_claim->status.allocation);
+    const auto view = SnapshotWithReleased(*base, released, held);
+    auto it = view->allocations->shared.find(0);
+    EXPECT_EQ(it == view->allocations->shared.end() ? 0 : it->second.holders, c.holders);
+    EXPECT_EQ(view->allocations->Consumed(0, api::Symbol::Intern("driver-a/bw")), c.bw_milli);
+    EXPECT_EQ(view->allocations->Held(0), c.holders > 0);
+  }
 }
 
 }  // namespace
