@@ -4,9 +4,19 @@
 // distinctAttribute), shared counter, consumable capacity and taint rule of
 // the generated model and never hand an exclusive device to two requests;
 // when it reports "no solution", an exhaustive search over the same model
-// must agree. The checker works on the generator's own model (plain structs),
+// must agree. Devices allocated or shared by an earlier claim hold their
+// shared counters (a shared device once, whatever capacity its shares
+// consumed). The checker works on the generator's own model (plain structs),
 // not on the decoded API objects, so it does not share code with the
-// allocator. Deterministic: no clocks, no randomness beyond the seeds.
+// allocator.
+//
+// A second property drives DraState through random allocate / release
+// cycles (claims written, rewritten, deallocated, deleted; in-flight
+// allocations added, replaced, dropped) and checks after every step that
+// its snapshot counts exactly the live allocation results: exclusive counts,
+// and per shared device its holders and consumed capacity, with no entry for
+// a device nobody shares. Deterministic: no clocks, no randomness beyond the
+// seeds.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -36,7 +46,11 @@ struct MDevice {
   bool tainted = false;  // taint t=v:NoSchedule
   bool multi = false;    // allowMultipleAllocations with capacity bw
   int counter_use = 0;   // consumes mem from the gpu pool's counter set (gpu only)
-  bool allocated = false;  // by an earlier claim
+  bool allocated = false;  // exclusively, by an earlier claim
+  // Multi-allocation devices: shared by the earlier claim, which consumed
+  // `shared_bw` of bw (0: a share that consumes nothing); -1: not shared.
+  int shared_bw = -1;
+  bool held() const { return allocated || shared_bw >= 0; }
 };
 
 struct MAlt {
@@ -90,8 +104,15 @@ std::string Check(const Model& m, const std::vector<MPick>& picks) {
   std::map<int, int> exclusive;  // device -> picks
   std::map<int, int> bw;         // device -> consumed bandwidth
   int counter = 0, picked_counter = 0;
+  // A held device holds its counters, a shared one once however many
+  // allocations share it; picking a shared device that nobody holds yet
+  // takes them.
+  std::set<int> holding;
   for (size_t i = 0; i < m.devices.size(); ++i) {
-    if (m.devices[i].allocated) counter += m.devices[i].counter_use;
+    if (!m.devices[i].held()) continue;
+    counter += m.devices[i].counter_use;
+    holding.insert(static_cast<int>(i));
+    if (m.devices[i].shared_bw >= 0) bw[static_cast<int>(i)] = m.devices[i].shared_bw;
   }
   std::map<std::pair<int, int>, std::set<int>> alt_of;  // (claim, req) -> alts used
   std::map<std::pair<int, int>, int> count_of;
@@ -101,6 +122,10 @@ std::string Check(const Model& m, const std::vector<MPick>& picks) {
     if (!Selected(d, a)) return StrCat("device ", d.name, " does not match request ", m.claims[p.claim].reqs[p.req].name);
     if (d.multi) {
       bw[p.device] += a.bw > 0 ? a.bw : kBandwidth;
+      if (holding.insert(p.device).second) {
+        counter += d.counter_use;
+        picked_counter += d.counter_use;
+      }
     } else {
       if (d.allocated) return StrCat("device ", d.name, " is already allocated");
       if (++exclusive[p.device] > 1) return StrCat("device ", d.name, " handed out twice");
@@ -187,6 +212,10 @@ Model Generate(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
   auto chance = [&](int percent) { return pick(100) < percent; };
+  // Counters and earlier shares of multi-allocation devices come from a
+  // second stream, so that the rest of each seed's model stays as it was.
+  std::mt19937 shared_rng(seed ^ 0x5ca1ab1eu);
+  auto shared_chance = [&](int percent) { return static_cast<int>(shared_rng() % 100u) < percent; };
   Model m;
   const int gpus = 2 + pick(4), nics = pick(3);
   const char* roots[] = {"a", "b", "c"};
@@ -201,6 +230,10 @@ Model Generate(uint32_t seed) {
     d.multi = chance(15);
     d.counter_use = gpu && !d.multi && chance(40) ? 1 + pick(3) : 0;
     d.allocated = !d.multi && chance(20);
+    if (d.multi) {
+      if (gpu && shared_chance(50)) d.counter_use = 1 + static_cast<int>(shared_rng() % 4u);
+      if (shared_chance(35)) d.shared_bw = static_cast<int>(shared_rng() % 3u);
+    }
     m.devices.push_back(d);
   }
   const int nclaims = 1 + pick(2);
@@ -274,12 +307,20 @@ std::string Yaml(const Model& m) {
                 ", generation: 1, resourceSliceCount: ", gpu ? 2 : 1, "}\n  nodeName: node-1\n  devices:\n",
                 devs.empty() ? "  []\n" : devs, "---\n");
   }
-  // The earlier claim that holds the allocated devices.
+  // The earlier claim that holds the allocated and shared devices. A share
+  // of bw 0 is written either with consumedCapacity bw: 0 or without any.
   std::string results;
   for (const MDevice& d : m.devices) {
-    if (!d.allocated) continue;
-    results += StrCat("      - {request: r, driver: ", d.driver, ", pool: ",
-                      d.driver == "gpu.example.com" ? "gpu-pool" : "nic-pool", ", device: ", d.name, "}\n");
+    if (!d.held()) continue;
+    std::string share;
+    if (d.shared_bw > 0 || (d.shared_bw == 0 && d.name.back() % 2 == 0)) {
+      share = StrCat(", shareID: s-", d.name, ", consumedCapacity: {bw: '", d.shared_bw, "'}");
+    } else if (d.shared_bw == 0) {
+      share = StrCat(", shareID: s-", d.name);
+    }
+    results += StrCat("      - {request: r, driver: ", d.driver,
+                      ", pool: ", d.driver == "gpu.example.com" ? "gpu-pool" : "nic-pool",
+                      ", device: ", d.name, share, "}\n");
   }
   if (!results.empty()) {
     y += StrCat(
@@ -422,6 +463,150 @@ TEST_P(AllocatorProperty, ResultsAreValidAndNoSolutionIsConfirmedByBruteForce) {
 INSTANTIATE_TEST_SUITE_P(Seeds, AllocatorProperty,
                          ::testing::Values(SeedRange{1, 400}, SeedRange{1000, 400}, SeedRange{77777, 400},
                                            SeedRange{424242, 400}, SeedRange{9000000, 400}));
+
+// ---- DraState through allocate / release cycles -------------------------------------------
+
+// A random allocation over the model's devices: 1-3 results; on a
+// multi-allocation device mostly a share (consuming nothing, bw 0 or 1-3),
+// sometimes exclusive; now and then admin access (never counted).
+api::AllocationResult RandomAllocation(const Model& m, std::mt19937& rng, int* share_ids) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+  api::AllocationResult a;
+  const int n = 1 + pick(3);
+  for (int i = 0; i < n; ++i) {
+    const MDevice& d = m.devices[static_cast<size_t>(pick(static_cast<int>(m.devices.size())))];
+    api::DeviceRequestAllocationResult& r = a.results.emplace_back();
+    r.request = api::Symbol::Intern("r");
+    r.driver = api::Symbol::Intern(d.driver);
+    r.pool = api::Symbol::Intern(d.driver == "gpu.example.com" ? "gpu-pool" : "nic-pool");
+    r.device = api::Symbol::Intern(d.name);
+    r.admin_access = pick(10) == 0;
+    if (!d.multi || pick(4) == 0) continue;
+    r.share_id = StrCat("s", ++*share_ids);
+    const int kind = pick(3);
+    if (kind == 0) continue;  // consumes nothing, says nothing
+    r.consumed_capacity.push_back(api::CapacityRequest{
+        api::Symbol::Intern("bw"), api::Quantity::FromMilli(kind == 1 ? 0 : 1000 * (1 + pick(3)),
+                                                            api::Quantity::Format::kDecimalSI)});
+  }
+  return a;
+}
+
+TEST(DraStateProperty, SnapshotCountsExactlyTheLiveAllocations) {
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    SCOPED_TRACE(StrCat("seed ", seed));
+    const Model m = Generate(seed);
+    api::ObjectSet objects;
+    sim::LoadStats stats;
+    absl::Status load = sim::LoadClusterText("property", Yaml(m), false, &objects, &stats);
+    ASSERT_TRUE(load.ok()) << load;
+    state::DraState dra;
+    for (const auto& sl : objects.resource_slices)
+      dra.UpsertSlice(std::make_shared<const api::ResourceSlice>(sl));
+    std::mt19937 rng(seed);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+    int share_ids = 0;
+    // The model: what DraState was told, by claim name (uid "uid-<name>").
+    std::map<std::string, std::optional<api::AllocationResult>>
+        stored;  // nullopt: stored unallocated
+    std::map<std::string, api::AllocationResult> in_flight;
+    auto store = [&](const std::string& name, std::optional<api::AllocationResult> a, bool assume) {
+      auto c = std::make_shared<api::ResourceClaim>();
+      c->meta.name = name;
+      c->meta.namespace_ = api::Symbol::Intern("default");
+      c->meta.uid = "uid-" + name;
+      c->status.allocation = a;
+      if (assume) {
+        dra.AssumeClaim(c);
+      } else {
+        dra.UpsertClaim(c);
+      }
+      // An allocated claim is no longer in flight.
+      if (a) in_flight.erase(name);
+      stored[name] = std::move(a);
+    };
+    for (int step = 0; step < 60; ++step) {
+      SCOPED_TRACE(StrCat("step ", step));
+      const std::string name = StrCat("c", pick(4));
+      switch (pick(7)) {
+        case 0:  // allocated (a write of ours or another scheduler's)
+          store(name, RandomAllocation(m, rng, &share_ids), false);
+          break;
+        case 1:  // written again unchanged (AssumeClaim, then the watch event)
+          if (stored.contains(name)) store(name, stored[name], pick(2) == 0);
+          break;
+        case 2:  // deallocated
+          if (stored.contains(name)) store(name, std::nullopt, false);
+          break;
+        case 3:
+          dra.DeleteClaim("default", name);
+          stored.erase(name);
+          break;
+        case 4: {  // Reserve (replaces an earlier in-flight allocation of the claim)
+          api::AllocationResult a = RandomAllocation(m, rng, &share_ids);
+          dra.AddInFlight("uid-" + name, a);
+          in_flight[name] = std::move(a);
+          break;
+        }
+        case 5:  // Unreserve
+          dra.RemoveInFlight("uid-" + name);
+          in_flight.erase(name);
+          break;
+        case 6:  // PreBind wrote the in-flight allocation
+          if (in_flight.contains(name)) store(name, in_flight[name], true);
+          break;
+      }
+      if (pick(3) == 0) continue;  // let changes pile up between snapshots
+      std::shared_ptr<const state::DraSnapshot> snap = dra.Snapshot();
+      const state::DraInventory& inv = *snap->inventory;
+      // Expected counts from the model.
+      std::vector<int> exclusive(inv.devices.size(), 0), holders(inv.devices.size(), 0);
+      std::vector<std::map<std::string, int64_t>> capacity(inv.devices.size());
+      auto count = [&](const api::AllocationResult& a) {
+        for (const api::DeviceRequestAllocationResult& r : a.results) {
+          if (r.admin_access) continue;
+          const int32_t i = inv.Find(r.driver, r.pool, r.device);
+          ASSERT_GE(i, 0);
+          if (r.share_id.empty()) {
+            ++exclusive[static_cast<size_t>(i)];
+            continue;
+          }
+          ++holders[static_cast<size_t>(i)];
+          for (const api::CapacityRequest& c : r.consumed_capacity)
+            capacity[static_cast<size_t>(i)][StrCat(r.driver.view(), "/", c.name.view())] +=
+                c.value.MilliValue();
+        }
+      };
+      for (const auto& [n, a] : stored) {
+        if (a) count(*a);
+      }
+      for (const auto& [n, a] : in_flight) count(a);
+      for (size_t i = 0; i < inv.devices.size(); ++i) {
+        const int32_t d = static_cast<int32_t>(i);
+        const std::string dev(inv.devices[i].device->name.view());
+        EXPECT_EQ(snap->allocations->in_use[i], exclusive[i]) << dev;
+        auto it = snap->allocations->shared.find(d);
+        if (holders[i] == 0) {
+          EXPECT_TRUE(it == snap->allocations->shared.end())
+              << dev << " has a shared entry without holders";
+          EXPECT_FALSE(snap->allocations->Held(d) && exclusive[i] == 0) << dev;
+          continue;
+        }
+        ASSERT_TRUE(it != snap->allocations->shared.end())
+            << dev << " has " << holders[i] << " holders";
+        EXPECT_EQ(it->second.holders, holders[i]) << dev;
+        std::map<std::string, int64_t> got, want;
+        for (const auto& [cap, v] : it->second.capacity) got[std::string(cap.view())] += v;
+        for (const auto& [cap, v] : capacity[i]) {
+          if (v != 0) want[cap] = v;
+        }
+        EXPECT_EQ(got, want) << dev;
+        for (const auto& [cap, v] : want)
+          EXPECT_EQ(snap->allocations->Consumed(d, api::Symbol::Intern(cap)), v) << dev;
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace gantry
