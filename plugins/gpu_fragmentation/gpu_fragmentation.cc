@@ -515,10 +515,11 @@ NodeGpus ReadNodeGpus(const state::DraSnapshot& snap, const framework::NodeInfo&
       if (c == nullptr) continue;
       const int64_t full = c->value.MilliValue();
       int64_t free = full;
-      if (d.allow_multiple_allocations) {
+      if (snap.allocations->InUse(dev) ||
+          (!d.allow_multiple_allocations && snap.allocations->Shared(dev))) {
+        free = 0;  // held exclusively, or shared though no longer shareable: not for others
+      } else if (d.allow_multiple_allocations) {
         free -= snap.allocations->Consumed(dev, capacity);
-      } else if (snap.allocations->InUse(dev)) {
-        free = 0;
       }
       g.devices.push_back(dev);
       g.free.push_back(std::max<int64_t>(0, free));

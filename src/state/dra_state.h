@@ -220,7 +220,7 @@ struct DraAllocations {
   int64_t unknown_devices = 0;
 
   bool InUse(int32_t i) const { return i >= 0 && static_cast<size_t>(i) < in_use.size() && in_use[i] > 0; }
-  bool Shared(int32_t i) const { return shared.contains(i); }
+  bool Shared(int32_t i) const { return !shared.empty() && shared.contains(i); }
   bool Held(int32_t i) const { return InUse(i) || Shared(i); }
   int64_t Consumed(int32_t device, api::Symbol capacity) const;
 };
