@@ -116,5 +116,28 @@ TEST(RunWorkload, QuickSmoke) {
   }
 }
 
+// SteadyStateClusterResourceClaimTemplate: with all but ten devices held by
+// claims of no pod, each round of ten pods fits only once the previous
+// round's pods finished and gave their devices back.
+TEST(RunWorkload, SteadyStateRoundsReuseTheFreedDevices) {
+  struct Case {
+    std::string size;
+    int64_t pods, init_claims;
+  } cases[] = {{"full_10nodes", 100, 90}, {"fast", 100, 0}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.size);
+    absl::StatusOr<nlohmann::json> r =
+        RunWorkload({"SteadyStateClusterResourceClaimTemplate/" + c.size, false, "", 1});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ((*r)["scheduled"].get<int64_t>(), c.pods);
+    EXPECT_EQ((*r)["unschedulable"].get<int64_t>(), 0);
+    EXPECT_EQ((*r)["completed"].get<int64_t>(), c.pods);
+    EXPECT_EQ((*r)["init_claims"].get<int64_t>(), c.init_claims);
+    // Left allocated: the claims of no pod (the pods' were released).
+    EXPECT_EQ((*r)["claims_allocated"].get<int64_t>(), c.init_claims);
+    EXPECT_EQ((*r)["devices_allocated"].get<int64_t>(), c.init_claims);
+  }
+}
+
 }  // namespace
 }  // namespace gantry::bench
