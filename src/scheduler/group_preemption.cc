@@ -408,21 +408,26 @@ bool Scheduler::PreemptForUnit(const std::string& key, const state::GroupInfo& g
     released = now;
     dra_->SetReleasedClaims(std::move(now));
   };
-  // True when a device that `u`'s released claims hold was allocated to a
-  // placed member in the meantime.
+  // True when `u`'s released claims could not all be held again on top of
+  // the dry run's view (what the placed members and the units reprieved so
+  // far hold): a device of theirs went to a member, exclusively or as a
+  // share, or holding it again would exceed a device's capacity or a shared
+  // counter (state::AllocationsFit). Claims that were not released are held
+  // in the view already.
   auto claims_taken = [&](const VictimUnit& u) {
     if (released.empty()) return false;
-    std::shared_ptr<const state::DraSnapshot> view = dra_->Snapshot();  // with `released` free
+    absl::flat_hash_set<std::string> keys;
     for (const auto& [node, pod] : u.pods) {
       if (!pod->p().UsesClaims()) continue;
-      const std::vector<std::string> keys = state::PodClaimKeys(pod->p());
-      for (const auto& c : released) {
-        const std::string key = gantry::StrCat(c->meta.namespace_.view(), "/", c->meta.name);
-        if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
-        if (state::AnyDeviceInUse(*view, *c->status.allocation)) return true;
-      }
+      for (std::string& k : state::PodClaimKeys(pod->p())) keys.insert(std::move(k));
     }
-    return false;
+    std::vector<const api::AllocationResult*> own;
+    for (const auto& c : released) {
+      if (keys.contains(gantry::StrCat(c->meta.namespace_.view(), "/", c->meta.name)))
+        own.push_back(&*c->status.allocation);
+    }
+    if (own.empty()) return false;
+    return !state::AllocationsFit(*dra_->Snapshot(), own);  // the view has `released` free
   };
 
   // ---- 3. Per domain -----------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gantry/util/strings.h"
 
@@ -777,14 +778,103 @@ std::shared_ptr<const DraSnapshot> SnapshotWithReleased(
   return s;
 }
 
-bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& allocation) {
-  if (!snapshot.inventory || !snapshot.allocations) return false;
-  for (const api::DeviceRequestAllocationResult& d : allocation.results) {
-    if (d.admin_access || !d.share_id.empty()) continue;
-    if (snapshot.allocations->Held(snapshot.inventory->Find(d.driver, d.pool, d.device)))
-      return true;
+bool AllocationsFit(const DraSnapshot& view,
+                    const std::vector<const api::AllocationResult*>& allocations) {
+  if (!view.inventory || !view.allocations) return true;
+  const DraInventory& inv = *view.inventory;
+  const DraAllocations& held = *view.allocations;
+  // What the results add per device, in the order the devices first appear.
+  struct Added {
+    int32_t device = -1;
+    int32_t exclusive = 0;                                  // results without a shareID
+    int32_t shares = 0;                                     // results with one
+    std::vector<std::pair<api::Symbol, int64_t>> consumed;  // by the shares, qualified name
+  };
+  std::vector<Added> added;
+  for (const api::AllocationResult* a : allocations) {
+    for (const api::DeviceRequestAllocationResult& r : a->results) {
+      if (r.admin_access) continue;
+      const int32_t idx = inv.Find(r.driver, r.pool, r.device);
+      if (idx < 0) continue;
+      auto it =
+          std::find_if(added.begin(), added.end(), [&](const Added& x) { return x.device == idx; });
+      if (it == added.end()) {
+        added.emplace_back();
+        it = added.end() - 1;
+        it->device = idx;
+      }
+      if (r.share_id.empty()) {
+        ++it->exclusive;
+        continue;
+      }
+      ++it->shares;
+      for (const api::CapacityRequest& c : r.consumed_capacity) {
+        const api::Symbol name = api::QualifyName(c.name.view(), r.driver);
+        auto cap = std::find_if(it->consumed.begin(), it->consumed.end(),
+                                [&](const auto& e) { return e.first == name; });
+        if (cap == it->consumed.end()) {
+          it->consumed.emplace_back(name, c.value.MilliValue());
+        } else {
+          cap->second += c.value.MilliValue();
+        }
+      }
+    }
   }
-  return false;
+  // Double allocations and capacities.
+  for (const Added& a : added) {
+    if (a.exclusive > 0) {
+      if (a.exclusive > 1 || a.shares > 0 || held.Held(a.device)) return false;
+      continue;
+    }
+    if (held.InUse(a.device)) return false;
+    const api::Device& d = *inv.devices[static_cast<size_t>(a.device)].device;
+    for (const auto& [name, v] : a.consumed) {
+      const api::DeviceCapacity* cap = d.FindCapacity(name);
+      if (cap != nullptr && held.Consumed(a.device, name) + v > cap->value.MilliValue())
+        return false;
+    }
+  }
+  // Counters: per pool with a newly held device that consumes counters, the
+  // consumption of every held device of the pool plus the new ones.
+  using CounterKey = std::pair<api::Symbol, api::Symbol>;  // (counter set, counter)
+  auto add_consumption = [&](int32_t device, absl::flat_hash_map<CounterKey, int64_t>* used) {
+    for (const api::DeviceCounterConsumption& cc :
+         inv.devices[static_cast<size_t>(device)].device->consumes_counters) {
+      for (const api::Counter& c : cc.counters)
+        (*used)[CounterKey{cc.counter_set, c.name}] += c.value.MilliValue();
+    }
+  };
+  std::vector<int32_t> pools_done;
+  for (const Added& a : added) {
+    const int32_t pi = inv.devices[static_cast<size_t>(a.device)].pool_index;
+    if (held.Held(a.device) ||
+        inv.devices[static_cast<size_t>(a.device)].device->consumes_counters.empty() ||
+        std::find(pools_done.begin(), pools_done.end(), pi) != pools_done.end())
+      continue;
+    pools_done.push_back(pi);
+    const DraPool& pool = inv.pools[static_cast<size_t>(pi)];
+    absl::flat_hash_map<CounterKey, int64_t> used;   // all held devices and the new ones
+    absl::flat_hash_map<CounterKey, int64_t> asked;  // the new ones: the counters to check
+    for (int32_t other : pool.counter_consumers) {
+      if (held.Held(other)) add_consumption(other, &used);
+    }
+    for (const Added& b : added) {
+      if (inv.devices[static_cast<size_t>(b.device)].pool_index != pi || held.Held(b.device))
+        continue;
+      add_consumption(b.device, &used);
+      add_consumption(b.device, &asked);
+    }
+    for (const auto& entry : asked) {
+      const CounterKey& key = entry.first;
+      for (const api::CounterSet* set : pool.counter_sets) {
+        if (set->name != key.first) continue;
+        for (const api::Counter& c : set->counters) {
+          if (c.name == key.second && used.at(key) > c.value.MilliValue()) return false;
+        }
+      }
+    }
+  }
+  return true;
 }
 
 std::vector<std::string> PodClaimKeys(const api::Pod& pod) {

@@ -244,10 +244,26 @@ std::shared_ptr<const DraSnapshot> SnapshotWithReleased(
     const DraSnapshot& base, const std::vector<const api::AllocationResult*>& released,
     const std::vector<const api::AllocationResult*>& held = {});
 
-// True when some exclusive device of `allocation` is held in `snapshot`,
-// exclusively or shared (it could not be held again without a double
-// allocation). Shared results are not checked.
-bool AnyDeviceInUse(const DraSnapshot& snapshot, const api::AllocationResult& allocation);
+// Whether the results of `allocations`, counted together, could be held on
+// top of what `view` holds without a double allocation and without exceeding
+// a device's capacity or a shared counter (the preemption dry run asks this
+// before it reprieves a victim whose claims it released). That is, for every
+// device of the inventory the results name:
+//  - an exclusive result (no shareID) needs the device held by nobody else:
+//    not in `view` (exclusively or by a share) and by no other result;
+//  - results with a shareID need the device held exclusively by nobody, and
+//    per capacity the device declares, what `view`'s shares consume plus
+//    what these results consume (consumedCapacity) at most its value
+//    (capacities the device does not declare bound nothing);
+//  - the devices `view` does not hold yet, each counted once, must keep
+//    every counter they consume (consumesCounters) within its counter set's
+//    value, summed with what the devices `view` holds in the same pool
+//    consume (a shared device holds its counters once, so shares of a
+//    device `view` already holds add none).
+// Admin-access results and devices missing from the inventory hold nothing
+// and always fit. True when `view` has no inventory or allocations.
+bool AllocationsFit(const DraSnapshot& view,
+                    const std::vector<const api::AllocationResult*>& allocations);
 
 // "namespace/name" of every ResourceClaim `pod` uses: spec.resourceClaims by
 // name, or from a template as recorded in status.resourceClaimStatuses, and

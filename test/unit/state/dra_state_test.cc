@@ -1,7 +1,8 @@
 // DraState: which DeviceClass serves an extended resource (explicit
 // spec.extendedResourceName, implicit deviceclass.resource.kubernetes.io/<class>,
 // clashes), the index of the claims the scheduler created for pods'
-// extended resources, and the holders of shared devices.
+// extended resources, the holders of shared devices, and whether an
+// allocation fits again on top of a view (AllocationsFit).
 #include "src/state/dra_state.h"
 
 #include <functional>
@@ -286,6 +287,128 @@ TEST(DraStateSharedDevices, WhatIfViewsReleaseAndHoldShares) {
     EXPECT_EQ(it == view->allocations->shared.end() ? 0 : it->second.holders, c.holders);
     EXPECT_EQ(view->allocations->Consumed(0, api::Symbol::Intern("driver-a/bw")), c.bw_milli);
     EXPECT_EQ(view->allocations->Held(0), c.holders > 0);
+  }
+}
+
+TEST(DraStateAllocationsFit, ExclusiveSharedAndCounters) {
+  // driver-a/pool-1 (two slices: the counters, the devices): plain devices
+  // x, y; m (shared, capacity bw 4); the partitions of counter set gpu-0
+  // (mem 4): whole (4), half-0 and half-1 (2 each), quarter (1) and mq
+  // (shared, 2).
+  const std::string pool =
+      R"("driver":"driver-a","pool":{"name":"pool-1","generation":1,"resourceSliceCount":2},"nodeName":"n")";
+  const auto counters = Decode<api::ResourceSlice>(
+      R"({"metadata":{"name":"s-counters"},"spec":{)" + pool +
+          R"(,"sharedCounters":[{"name":"gpu-0","counters":{"mem":{"value":"4"}}}]}})",
+      &api::DecodeResourceSlice);
+  const auto devices = Decode<api::ResourceSlice>(
+      R"({"metadata":{"name":"s-devices"},"spec":{)" + pool +
+          R"(,"devices":[)"
+          R"({"name":"x"},{"name":"y"},)"
+          R"({"name":"m","allowMultipleAllocations":true,"capacity":{"bw":{"value":"4"}}},)"
+          R"({"name":"whole","consumesCounters":[{"counterSet":"gpu-0","counters":{"mem":{"value":"4"}}}]},)"
+          R"({"name":"half-0","consumesCounters":[{"counterSet":"gpu-0","counters":{"mem":{"value":"2"}}}]},)"
+          R"({"name":"half-1","consumesCounters":[{"counterSet":"gpu-0","counters":{"mem":{"value":"2"}}}]},)"
+          R"({"name":"quarter","consumesCounters":[{"counterSet":"gpu-0","counters":{"mem":{"value":"1"}}}]},)"
+          R"({"name":"mq","allowMultipleAllocations":true,"consumesCounters":[{"counterSet":"gpu-0","counters":{"mem":{"value":"2"}}}]}]}})",
+      &api::DecodeResourceSlice);
+  auto bw = [](std::string_view v) {
+    return std::string(R"("consumedCapacity":{"bw":")") + std::string(v) + R"("})";
+  };
+  const std::string admin = R"("adminAccess":true)";
+  struct Case {
+    const char* name;
+    std::vector<std::string> view;                  // results held in the view
+    std::vector<std::vector<std::string>> checked;  // the allocations asked about
+    bool want;
+  };
+  const Case cases[] = {
+      {"nothing asked", {Result("x")}, {}, true},
+      {"exclusive, free", {}, {{Result("x")}}, true},
+      {"exclusive, another device taken", {Result("y")}, {{Result("x")}}, true},
+      {"exclusive, taken exclusively", {Result("x")}, {{Result("x")}}, false},
+      {"exclusive, held by a share", {Result("m", true, bw("1"))}, {{Result("m")}}, false},
+      {"exclusive, twice in one allocation", {}, {{Result("x"), Result("x")}}, false},
+      {"exclusive and a share of one device", {}, {{Result("m"), Result("m", true)}}, false},
+      {"exclusive, in two allocations", {}, {{Result("x")}, {Result("x")}}, false},
+      {"share, room left", {Result("m", true, bw("3"))}, {{Result("m", true, bw("1"))}}, true},
+      {"share, no room left", {Result("m", true, bw("3"))}, {{Result("m", true, bw("2"))}}, false},
+      {"share of no capacity on a full device",
+       {Result("m", true, bw("4"))},
+       {{Result("m", true)}},
+       true},
+      {"share, device held exclusively", {Result("m")}, {{Result("m", true, bw("0"))}}, false},
+      {"two shares of one allocation fit alone, not together",
+       {Result("m", true, bw("2"))},
+       {{Result("m", true, bw("1")), Result("m", true, bw("2"))}},
+       false},
+      {"two shares of one allocation that fit together",
+       {Result("m", true, bw("2"))},
+       {{Result("m", true, bw("1")), Result("m", true, bw("1"))}},
+       true},
+      {"partition, its counters free", {Result("half-0")}, {{Result("half-1")}}, true},
+      {"partition, its counters taken by another partition",
+       {Result("half-0")},
+       {{Result("whole")}},
+       false},
+      {"partition, the last counter taken",
+       {Result("half-0"), Result("half-1")},
+       {{Result("quarter")}},
+       false},
+      {"partitions of one allocation fit alone, not together",
+       {Result("half-0")},
+       {{Result("half-1"), Result("quarter")}},
+       false},
+      {"partitions of two allocations fit alone, not together",
+       {Result("half-0")},
+       {{Result("half-1")}, {Result("quarter")}},
+       false},
+      {"partitions of one allocation that fit together",
+       {},
+       {{Result("half-0"), Result("half-1")}},
+       true},
+      {"a share of a partition already shared holds no more counters",
+       {Result("mq", true), Result("half-0")},
+       {{Result("mq", true)}},
+       true},
+      {"a share of a partition not held yet needs its counters",
+       {Result("half-0"), Result("half-1")},
+       {{Result("mq", true)}},
+       false},
+      {"two shares of one unheld partition count its counters once",
+       {Result("half-0")},
+       {{Result("mq", true), Result("mq", true)}},
+       true},
+      {"admin access, device taken", {Result("x")}, {{Result("x", false, admin)}}, true},
+      {"admin access, counters taken",
+       {Result("half-0"), Result("half-1")},
+       {{Result("whole", false, admin)}},
+       true},
+      {"admin access, shared device full",
+       {Result("m", true, bw("4"))},
+       {{Result("m", true, admin + "," + bw("1"))}},
+       true},
+      {"a device the inventory does not have", {}, {{Result("gone")}}, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    DraState dra;
+    dra.UpsertSlice(counters);
+    dra.UpsertSlice(devices);
+    if (!c.view.empty()) dra.UpsertClaim(ClaimWith("held", c.view));
+    const auto view = dra.Snapshot();
+    ASSERT_EQ(view->inventory->devices.size(), 8u);
+    ASSERT_EQ(view->inventory->pools.size(), 1u);
+    ASSERT_FALSE(view->inventory->pools[0].incomplete);
+    ASSERT_FALSE(view->inventory->pools[0].invalid) << view->inventory->pools[0].invalid_reason;
+    ASSERT_EQ(view->inventory->pools[0].counter_sets.size(), 1u);
+    std::vector<std::shared_ptr<const api::ResourceClaim>> claims;
+    std::vector<const api::AllocationResult*> checked;
+    for (const std::vector<std::string>& results : c.checked) {
+      claims.push_back(ClaimWith("c" + std::to_string(claims.size()), results));
+      checked.push_back(&*claims.back()->status.allocation);
+    }
+    EXPECT_EQ(AllocationsFit(*view, checked), c.want);
   }
 }
 
