@@ -59,12 +59,18 @@ struct DraWorld {
       results += gantry::StrCat("      - {request: gpu, driver: gpu.example.com, pool: ", node,
                                 ", device: gpu-", d, "}\n");
     }
+    ClaimWithResults(name, node, devices.size(), results, reserved);
+  }
+  // A claim of `count` devices allocated to `results` (YAML list items) on
+  // `node`, with the reservedFor entries `reserved` (YAML).
+  void ClaimWithResults(const std::string& name, const std::string& node, size_t count,
+                        const std::string& results, const std::string& reserved) {
     yaml += gantry::StrCat(
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: ", name,
         ", namespace: ml, uid: ", name,
         "}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, "
         "count: ",
-        devices.size(), "}}]}}\nstatus:\n  allocation:\n    devices:\n      results:\n", results,
+        count, "}}]}}\nstatus:\n  allocation:\n    devices:\n      results:\n", results,
         "    nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, "
         "values: [",
         node, "]}]}]}\n  reservedFor:\n", reserved, "---\n");
@@ -127,6 +133,65 @@ struct DraWorld {
       HeldClaim(pod + "-gpu", node, {d}, {pod});
       Pod(pod, node, 0, pod + "-gpu", "", "", d, grace[static_cast<size_t>(d)]);
     }
+  }
+  // Node `node` with one partitionable GPU (pool = node name): counter set
+  // gpu-0 (mem 4) drawn on by `whole` (4), `half-0` and `half-1` (2 each),
+  // `quarter-0..3` (1 each); and `shared` (allowMultipleAllocations,
+  // capacity bw 4, no counters). Each device's attribute `kind` is its
+  // name without the index.
+  void PartitionedNode(const std::string& node) {
+    yaml +=
+        gantry::StrCat("apiVersion: v1\nkind: Node\nmetadata: {name: ", node,
+                       "}\nstatus: {allocatable: {cpu: '64', memory: 512Gi, pods: '110'}}\n---\n");
+    const std::string pool =
+        gantry::StrCat("  driver: gpu.example.com\n  pool: {name: ", node,
+                       ", generation: 1, resourceSliceCount: 2}\n  nodeName: ", node, "\n");
+    yaml += gantry::StrCat(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: ", node,
+        "-counters}\nspec:\n", pool,
+        "  sharedCounters: [{name: gpu-0, counters: {mem: {value: '4'}}}]\n---\n");
+    auto partition = [](const std::string& name, const std::string& kind, int mem) {
+      return gantry::StrCat("  - {name: ", name, ", attributes: {kind: {string: ", kind,
+                            "}}, consumesCounters: [{counterSet: gpu-0, counters: {mem: {value: '",
+                            mem, "'}}}]}\n");
+    };
+    std::string devs = partition("whole", "whole", 4);
+    for (int i = 0; i < 2; ++i) devs += partition(gantry::StrCat("half-", i), "half", 2);
+    for (int i = 0; i < 4; ++i) devs += partition(gantry::StrCat("quarter-", i), "quarter", 1);
+    devs +=
+        "  - {name: shared, attributes: {kind: {string: shared}}, allowMultipleAllocations: true, "
+        "capacity: {bw: {value: '4'}}}\n";
+    yaml += gantry::StrCat("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: ",
+                           node, "-devices}\nspec:\n", pool, "  devices:\n", devs, "---\n");
+  }
+  // Pod `pod` (priority 0, started at second `start`) bound to `node`,
+  // holding through its own claim <pod>-gpu the device `device` of a
+  // PartitionedNode; with `bw` > 0 a share of it consuming that much bw.
+  void PartitionHolder(const std::string& pod, const std::string& node, const std::string& device,
+                       int start, int bw = 0) {
+    std::string result = gantry::StrCat(
+        "      - {request: gpu, driver: gpu.example.com, pool: ", node, ", device: ", device);
+    if (bw > 0) {
+      result += gantry::StrCat(", shareID: 00000000-0000-0000-0000-00000000000", start,
+                               ", consumedCapacity: {bw: '", bw, "'}");
+    }
+    ClaimWithResults(pod + "-gpu", node, 1, result + "}\n",
+                     gantry::StrCat("  - {resource: pods, name: ", pod, ", uid: ", pod, "}\n"));
+    Pod(pod, node, 0, pod + "-gpu", "", "", start);
+  }
+  // A claim template for one device of attribute `kind`; with `bw` > 0 it
+  // asks for that much of capacity bw.
+  void KindTemplate(const std::string& name, const std::string& kind, int bw = 0) {
+    std::string request = gantry::StrCat(
+        "{deviceClassName: gpu.example.com, count: 1, selectors: [{cel: {expression: "
+        "'device.attributes[\"gpu.example.com\"].kind == \"",
+        kind, "\"'}}]");
+    if (bw > 0) request += gantry::StrCat(", capacity: {requests: {bw: '", bw, "'}}");
+    request += "}";
+    yaml += gantry::StrCat(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: ", name,
+        ", namespace: ml}\nspec: {spec: {devices: {requests: [{name: gpu, exactly: ", request,
+        "}]}}}\n---\n");
   }
   // Node `node` full with the PodGroup `low` (priority 0, two members on the
   // node) whose group-level claim low-gpu holds all four GPUs; `all` sets
@@ -196,11 +261,14 @@ TEST_P(DraPreemptionTest, Run) {
     EXPECT_EQ(r.placements.count(p), 1u) << p << "\n" << dump;
   for (const auto& [pod, devices] : c.want_devices)
     EXPECT_EQ(DevicesOf(r, pod), devices) << pod << "\n" << dump;
-  // No device is allocated twice, and evicted pods' claims were released.
+  // No device is allocated twice (but a PartitionedNode's `shared`, which
+  // allows multiple allocations), and evicted pods' claims were released.
   std::set<std::string> seen;
   for (const auto& [claim, devs] : r.allocations) {
-    for (const auto& d : devs)
+    for (const auto& d : devs) {
+      if (d.device == "shared") continue;
       EXPECT_TRUE(seen.insert(d.pool + "/" + d.device).second) << d.device << "\n" << dump;
+    }
     for (const std::string& v : evicted)
       EXPECT_NE(claim, v + "-gpu") << "claim of an evicted pod still allocated";
   }
@@ -336,6 +404,60 @@ INSTANTIATE_TEST_SUITE_P(
              1000,
              {"ml/low-n0-2", "ml/low-n0-3"},
              {{"ml/high", {"n0/gpu-2", "n0/gpu-3"}}, {"ml/mid", {}}}},
+        // The victims' devices are partitions of one GPU (shared counters):
+        // a member's partition takes their counters although it is another
+        // device, so a victim whose partition no longer fits is not reprieved.
+        Case{"GangEvictsThePartitionsThatShareItsCounters",
+             [] {
+               DraWorld w;
+               w.PartitionedNode("n0");
+               for (int i = 0; i < 3; ++i)
+                 w.PartitionHolder(gantry::StrCat("low-", i), "n0", gantry::StrCat("quarter-", i),
+                                   i);
+               w.KindTemplate("whole", "whole");
+               w.Group("big", 1, 1000);
+               w.Pod("big-0", "", 0, "", "whole", "big");
+               return w;
+             },
+             {"ml/big-0"},
+             1000,
+             {"ml/low-0", "ml/low-1", "ml/low-2"},
+             {{"ml/big-0", {"n0/whole"}}}},
+        Case{"GangEvictsOnlyThePartitionsItNeeds",
+             [] {
+               // All four quarters held; a half needs two of them back: the
+               // two least important go, the other two keep their counters.
+               DraWorld w;
+               w.PartitionedNode("n0");
+               for (int i = 0; i < 4; ++i)
+                 w.PartitionHolder(gantry::StrCat("low-", i), "n0", gantry::StrCat("quarter-", i),
+                                   i);
+               w.KindTemplate("half", "half");
+               w.Group("big", 1, 1000);
+               w.Pod("big-0", "", 0, "", "half", "big");
+               return w;
+             },
+             {"ml/big-0"},
+             1000,
+             {"ml/low-2", "ml/low-3"},
+             {{"ml/big-0", {"n0/half-0"}}}},
+        Case{"GangEvictsTheSharesItsShareNeedsRoomOf",
+             [] {
+               // Three shares of bw 1 each; a share of bw 3 needs two of them
+               // gone: the two least important go.
+               DraWorld w;
+               w.PartitionedNode("n0");
+               for (int i = 0; i < 3; ++i)
+                 w.PartitionHolder(gantry::StrCat("low-", i), "n0", "shared", i, /*bw=*/1);
+               w.KindTemplate("bw3", "shared", 3);
+               w.Group("big", 1, 1000);
+               w.Pod("big-0", "", 0, "", "bw3", "big");
+               return w;
+             },
+             {"ml/big-0"},
+             1000,
+             {"ml/low-1", "ml/low-2"},
+             {{"ml/big-0", {"n0/shared"}}}},
         Case{"GangThatWouldStillNotFitEvictsNothing",
              [] {
                DraWorld w;
