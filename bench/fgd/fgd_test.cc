@@ -277,6 +277,12 @@ TEST(PolicyConfig, GpuFragmentationArgsTable) {
       {"fgd", 42, "", "scoreMapping", "Sigmoid"},
       {"fgd", 42, "", "tieBreak", "Stable"},
       {"fgd", 43, "", "tieSeed", 43},
+      {"fgd", 43, "", "sigmoidScale", nullptr},
+      {"fgd-coarse", 46, "", "scoreMapping", "Sigmoid"},
+      {"fgd-coarse", 46, "", "tieBreak", "Stable"},
+      {"fgd-coarse", 46, "", "sigmoidScale", "2000"},
+      {"fgd-coarse", 46, "", "tieSeed", 46},
+      {"fgd-coarse", 46, R"({"sigmoidScale":"4000"})", "sigmoidScale", "4000"},
       {"gpufrag", 44, "", "tieSeed", 44},
       {"gpufrag", 44, "", "scoreMapping", nullptr},
       {"gpufrag", 44, R"({"scoreMapping":"Sigmoid","tieSeed":7})", "tieSeed", 7},
@@ -294,6 +300,19 @@ TEST(PolicyConfig, GpuFragmentationArgsTable) {
     if (pc.is_array() && !pc.empty() && pc[0]["args"].contains(c.key)) got = pc[0]["args"][c.key];
     EXPECT_EQ(got, c.want);
   }
+}
+
+TEST(PolicyConfig, CoarseIsTheReplicaWithTwiceTheSigmoidScale) {
+  // fgd-coarse changes only sigmoidScale: the same typical shapes, weights,
+  // coverage, score mapping, tie-break and seed as the fgd replica.
+  const auto pods = SmallPods(40);
+  auto fgd = PolicyConfig("fgd", 44, pods);
+  auto coarse = PolicyConfig("fgd-coarse", 44, pods);
+  ASSERT_TRUE(fgd.ok()) << fgd.status();
+  ASSERT_TRUE(coarse.ok()) << coarse.status();
+  nlohmann::json want = nlohmann::json::parse(*fgd);
+  want["profiles"][0]["pluginConfig"][0]["args"]["sigmoidScale"] = "2000";
+  EXPECT_EQ(nlohmann::json::parse(*coarse), want);
 }
 
 TEST(PolicyConfig, UnknownPolicyIsAnError) {

@@ -147,7 +147,7 @@ nlohmann::json TypicalShapes(const std::vector<TracePod>& pods, bool memory_and_
 }  // namespace
 
 std::vector<std::string> PolicyNames() {
-  return {"default", "gpufrag", "gpufrag-typical", "fgd", "bestfit", "random"};
+  return {"default", "gpufrag", "gpufrag-typical", "fgd", "fgd-coarse", "bestfit", "random"};
 }
 
 absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t seed,
@@ -165,7 +165,7 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
     c = WithOnlyScore(plugins::gpu_fragmentation::kName);
     c["profiles"][0]["pluginConfig"] = {{{"name", plugins::gpu_fragmentation::kName},
                                          {"args", {{"shapes", TypicalShapes(pods, true)}}}}};
-  } else if (policy == "fgd") {
+  } else if (policy == "fgd" || policy == "fgd-coarse") {
     c = WithOnlyScore(plugins::gpu_fragmentation::kName);
     c["profiles"][0]["pluginConfig"] = {{{"name", plugins::gpu_fragmentation::kName},
                                          {"args",
@@ -174,6 +174,11 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
                                            {"scoreMapping", "Sigmoid"},
                                            {"tieBreak", "Stable"},
                                            {"shapes", TypicalShapes(pods, false)}}}}};
+    // Half the sigmoid's slope: one score point is about 80 milli-GPU near
+    // a decrease of 0 instead of 40, so more near-equal nodes tie and go to
+    // the fixed order.
+    if (policy == "fgd-coarse")
+      c["profiles"][0]["pluginConfig"][0]["args"]["sigmoidScale"] = "2000";
   } else if (policy == "bestfit") {
     c = WithOnlyScore(kBestFit);
   } else if (policy == "random") {
@@ -185,7 +190,9 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
     return absl::InvalidArgumentError(
         gantry::StrCat("unknown policy \"", policy, "\" (known: ", names, ")"));
   }
-  if (policy == "gpufrag" || policy == "gpufrag-typical" || policy == "fgd") {
+  const bool gpufrag_policy = policy == "gpufrag" || policy == "gpufrag-typical" ||
+                              policy == "fgd" || policy == "fgd-coarse";
+  if (gpufrag_policy) {
     // One fixed node order per seed for the Stable tie-breaks, as the
     // artifact's per-seed random node-name prefix.
     nlohmann::json& pc = c["profiles"][0]["pluginConfig"];
@@ -194,7 +201,7 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
     pc[0]["args"]["tieSeed"] = seed;
   }
   if (!plugin_args.empty()) {
-    if (policy != "gpufrag" && policy != "gpufrag-typical" && policy != "fgd") {
+    if (!gpufrag_policy) {
       return absl::InvalidArgumentError(
           "--plugin-args applies to the gpufrag and fgd policies only");
     }

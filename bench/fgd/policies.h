@@ -13,6 +13,10 @@
 //                CPU-only pods included), weighted per pod, the artifact's
 //                integer sigmoid score with ties to a fixed node order
 //                (scoreMapping Sigmoid, tieBreak Stable)
+//   fgd-coarse   fgd with half the sigmoid's slope (sigmoidScale: two GPUs),
+//                so nodes within about 80 milli-GPU of the best decrease
+//                tie (40 under fgd) and the fixed node order consolidates
+//                more of the load
 //   bestfit      the paper's BestFit node score (bench-only plugin FgdBestFit)
 //   random       a uniformly random feasible node (bench-only plugin FgdRandom)
 //

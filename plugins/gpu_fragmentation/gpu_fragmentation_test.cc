@@ -662,6 +662,7 @@ TEST(GpuFragmentation, ScoreMappingTable) {
       {ScoreMapping::kLinear, 400, 1'000'000, 0, 0},
       {ScoreMapping::kLinear, 400, 10'000'000, 0, 0},
       {ScoreMapping::kSigmoid, 600, 1'000'000, 54, 42},   // sigmoid(0.2), sigmoid(-0.3)
+      {ScoreMapping::kSigmoid, 600, 2'000'000, 52, 46},   // sigmoid(0.1), sigmoid(-0.15)
       {ScoreMapping::kSigmoid, 600, 100'000, 88, 4},      // sigmoid(2), sigmoid(-3)
       {ScoreMapping::kSigmoid, 600, 10'000'000, 50, 49},  // sigmoid(0.02), sigmoid(-0.03)
   };
