@@ -27,13 +27,9 @@ struct WorkloadOptions {
   bool partitionable = false;
 };
 
-// Multi-document YAML of the whole cluster.
-inline std::string WorkloadYaml(const WorkloadOptions& o) {
-  std::string y;
-  y += "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
-       "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]}\n---\n";
-  y += "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: nic.example.com}\n"
-       "spec: {selectors: [{cel: {expression: 'device.driver == \"nic.example.com\"'}}]}\n---\n";
+// The ResourceClaimTemplate "gpu" (namespace default) of the workload's
+// claim variant, as one YAML document.
+inline std::string ClaimTemplateYaml(const WorkloadOptions& o) {
   auto model_is = [](std::string_view model) {
     return gantry::StrCat(
         "selectors: [{cel: {expression: 'device.attributes[\"gpu.example.com\"].model == \"", model,
@@ -57,11 +53,21 @@ inline std::string WorkloadYaml(const WorkloadOptions& o) {
   } else {
     reqs += "]";
   }
-  y += gantry::StrCat(
+  return gantry::StrCat(
       "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpu, "
       "namespace: default}\n"
       "spec: {spec: {devices: {requests: ",
       reqs, "}}}\n---\n");
+}
+
+// Multi-document YAML of the whole cluster.
+inline std::string WorkloadYaml(const WorkloadOptions& o) {
+  std::string y;
+  y += "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+       "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]}\n---\n";
+  y += "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: nic.example.com}\n"
+       "spec: {selectors: [{cel: {expression: 'device.driver == \"nic.example.com\"'}}]}\n---\n";
+  y += ClaimTemplateYaml(o);
   for (int n = 0; n < o.nodes; ++n) {
     y += gantry::StrCat("apiVersion: v1\nkind: Node\nmetadata: {name: node-", n,
                         "}\nstatus: {allocatable: {cpu: '64', memory: 512Gi, pods: '110'}}\n---\n");

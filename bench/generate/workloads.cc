@@ -134,12 +134,13 @@ std::string InitClaimsYaml(int count, int gpus_per_node) {
   return y;
 }
 
-// One round of the steady-state workload: the template (the simulator acts
-// as the ResourceClaim controller for the pods it is given with it) and
-// pods steady-<first>... that finish one virtual second after binding.
-std::string SteadyStateRoundYaml(const std::string& template_yaml, int first) {
+// One round of the steady-state workload: the claim template (the simulator
+// acts as the ResourceClaim controller for the pods it is given with it) and
+// kSteadyStatePods pods that finish one virtual second after binding (the
+// caller names them per round).
+std::string SteadyStateRoundYaml(const std::string& template_yaml) {
   std::string y = template_yaml;
-  for (int p = first; p < first + kSteadyStatePods; ++p) {
+  for (int p = 0; p < kSteadyStatePods; ++p) {
     gantry::StrAppend(&y, "apiVersion: v1\nkind: Pod\nmetadata: {name: steady-", p,
                       ", namespace: default, uid: steady-", p, ", annotations: {",
                       sim::kRunDurationAnnotation,
@@ -149,8 +150,6 @@ std::string SteadyStateRoundYaml(const std::string& template_yaml, int first) {
   }
   return y;
 }
-
-
 
 void AppendNode(std::string* out, int i, NodeLabels labels, int nodes_per_rack) {
   const std::string name = gantry::StrCat("scheduler-perf-", i);
@@ -510,16 +509,15 @@ absl::StatusOr<nlohmann::json> RunWorkload(const WorkloadOptions& opts) {
   api::ObjectSet objects;
   sim::LoadStats stats;
   const CaseShape shape = ShapeOf(wc->name);
-  std::string cluster_yaml;
+  dra::WorkloadOptions d;  // DRA workloads' shape
   if (shape.dra != CaseShape::Dra::kNone) {
-    dra::WorkloadOptions d;
     d.nodes = size->nodes;
     d.gpus_per_node = shape.dra == CaseShape::Dra::kPartitionable ? 5 : 10;
     d.pods = shape.steady_state ? 0 : size->measure_pods;
     d.match_nic = shape.dra == CaseShape::Dra::kMatchAttribute;
     d.first_available = shape.dra == CaseShape::Dra::kFirstAvailable;
     d.partitionable = shape.dra == CaseShape::Dra::kPartitionable;
-    cluster_yaml = dra::WorkloadYaml(d);
+    std::string cluster_yaml = dra::WorkloadYaml(d);
     if (shape.steady_state) {
       if (size->init_pods > size->nodes * d.gpus_per_node)
         return absl::InvalidArgumentError(gantry::StrCat(
@@ -560,15 +558,12 @@ absl::StatusOr<nlohmann::json> RunWorkload(const WorkloadOptions& opts) {
     // pod's sample time is its loop's offset plus its time in the loop.
     // Feeding each round and the simulator's end-of-run report are harness
     // work (reported apart as harness_seconds).
-    result = sim::RunSimulation(std::move(objects), *bundle->scheduler, writer, clock, opts.seed);
-    const size_t at = std::string_view(cluster_yaml).find(
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate");
-    const std::string template_yaml =
-        cluster_yaml.substr(at, cluster_yaml.find("---\n", at) + 4 - at);
+    sim::RunSimulation(std::move(objects), *bundle->scheduler, writer, clock, opts.seed);
     api::ObjectSet prototype;
     sim::LoadStats prototype_stats;
-    if (absl::Status st = sim::LoadClusterText(wc->name, SteadyStateRoundYaml(template_yaml, 0),
-                                               /*is_json=*/false, &prototype, &prototype_stats);
+    if (absl::Status st =
+            sim::LoadClusterText(wc->name, SteadyStateRoundYaml(dra::ClaimTemplateYaml(d)),
+                                 /*is_json=*/false, &prototype, &prototype_stats);
         !st.ok()) {
       return st;
     }

@@ -197,11 +197,7 @@ std::shared_ptr<const NodeMemo::View> NodeMemo::Begin(
           era_->pool_epochs[p].store(epoch_, std::memory_order_relaxed);
         pool_log_.emplace_back(epoch_, p);
       }
-      if (pool_log_.size() > kMaxLog) {
-        const size_t drop = pool_log_.size() / 2;
-        log_floor_ = std::max(log_floor_, pool_log_[drop - 1].first);
-        pool_log_.erase(pool_log_.begin(), pool_log_.begin() + static_cast<ptrdiff_t>(drop));
-      }
+      TrimLocked(pool_log_);
       changed_pools_ += static_cast<int64_t>(pools.size());
     }
   }
@@ -358,11 +354,7 @@ void NodeMemo::Invalidate(const View& view, std::string_view node_name) {
   if (era_ != view.era_) return;  // the era's results are all dropped anyway
   // A new epoch: the next views report it to marks set before it, once.
   node_log_.emplace_back(++epoch_, std::string(node_name));
-  if (node_log_.size() > kMaxLog) {
-    const size_t drop = node_log_.size() / 2;
-    log_floor_ = std::max(log_floor_, node_log_[drop - 1].first);
-    node_log_.erase(node_log_.begin(), node_log_.begin() + static_cast<ptrdiff_t>(drop));
-  }
+  TrimLocked(node_log_);
 }
 
 NodeMemo::Counters NodeMemo::counters() const {

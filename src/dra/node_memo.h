@@ -36,6 +36,7 @@
 #ifndef GANTRY_SRC_DRA_NODE_MEMO_H_
 #define GANTRY_SRC_DRA_NODE_MEMO_H_
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -177,6 +178,15 @@ class NodeMemo {
 
   // Bound of the change logs; older halves are dropped (log_floor_).
   static constexpr size_t kMaxLog = 1 << 16;
+  // Drops the older half of `log` (entries in epoch order) once it exceeds
+  // kMaxLog, raising log_floor_ past what it dropped.
+  template <typename T>
+  void TrimLocked(std::vector<std::pair<uint64_t, T>>& log) {
+    if (log.size() <= kMaxLog) return;
+    const size_t drop = log.size() / 2;
+    log_floor_ = std::max(log_floor_, log[drop - 1].first);
+    log.erase(log.begin(), log.begin() + static_cast<ptrdiff_t>(drop));
+  }
 
   mutable std::mutex mu_;  // Begin, SpecOf, the change logs
   std::shared_ptr<Era> era_;

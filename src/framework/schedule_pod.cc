@@ -131,16 +131,14 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
   // its NodeInfos' generations by position.
   const bool by_position = candidates == &snapshot.NodeInfos() &&
                            snapshot.Generations().size() == snapshot.NodeInfos().size();
-  const absl::flat_hash_set<std::string> plugins_before =
-      fit_error->diagnosis.unschedulable_plugins;
   std::vector<int>& misses = miss_scratch_;  // wave positions the cache does not hold
   std::vector<NodeResultCache::Entry*>& entries = entry_scratch_;
   const size_t nn = static_cast<size_t>(n);
   // One pass over the candidates; a second one without the cache when the
   // first found no node with kept results of a NodeTrackedPlugin (their
-  // rejections may name another pod's objects).
-  for (bool again = true; again;) {
-    again = false;
+  // rejections may name another pod's objects). With the cache, rejections
+  // reach the diagnosis only after the pass, so the first one leaves none.
+  while (true) {
     feasible.clear();
     feasible_entries.clear();
     rejected.clear();
@@ -226,15 +224,14 @@ Status PodScheduler::Schedule(Framework& fw, CycleState& state, const PodInfo& p
       }
       evaluated += wave;
     }
-    if (!feasible.empty() || cache == nullptr) break;
-    if (cache->tracked()) {
-      cache = nullptr;
-      fit_error->diagnosis.node_to_status.clear();
-      fit_error->diagnosis.unschedulable_plugins = plugins_before;
-      again = true;
-      continue;
+    if (feasible.empty() && cache != nullptr) {
+      if (cache->tracked()) {
+        cache = nullptr;
+        continue;
+      }
+      for (const auto& [node, e] : rejected) RecordRejection(*node, cache->status(*e), fit_error);
     }
-    for (const auto& [node, e] : rejected) RecordRejection(*node, cache->status(*e), fit_error);
+    break;
   }
   const int found = static_cast<int>(feasible.size());
   next_start_node_index_ =

@@ -786,9 +786,8 @@ bool AllocationsFit(const DraSnapshot& view,
   // What the results add per device, in the order the devices first appear.
   struct Added {
     int32_t device = -1;
-    int32_t exclusive = 0;                                  // results without a shareID
-    int32_t shares = 0;                                     // results with one
-    std::vector<std::pair<api::Symbol, int64_t>> consumed;  // by the shares, qualified name
+    int32_t exclusive = 0;  // results without a shareID
+    SharedUse shares;       // results with one, and what they consume together
   };
   std::vector<Added> added;
   for (const api::AllocationResult* a : allocations) {
@@ -807,28 +806,18 @@ bool AllocationsFit(const DraSnapshot& view,
         ++it->exclusive;
         continue;
       }
-      ++it->shares;
-      for (const api::CapacityRequest& c : r.consumed_capacity) {
-        const api::Symbol name = api::QualifyName(c.name.view(), r.driver);
-        auto cap = std::find_if(it->consumed.begin(), it->consumed.end(),
-                                [&](const auto& e) { return e.first == name; });
-        if (cap == it->consumed.end()) {
-          it->consumed.emplace_back(name, c.value.MilliValue());
-        } else {
-          cap->second += c.value.MilliValue();
-        }
-      }
+      it->shares.Apply(r, +1);
     }
   }
   // Double allocations and capacities.
   for (const Added& a : added) {
     if (a.exclusive > 0) {
-      if (a.exclusive > 1 || a.shares > 0 || held.Held(a.device)) return false;
+      if (a.exclusive > 1 || a.shares.holders > 0 || held.Held(a.device)) return false;
       continue;
     }
     if (held.InUse(a.device)) return false;
     const api::Device& d = *inv.devices[static_cast<size_t>(a.device)].device;
-    for (const auto& [name, v] : a.consumed) {
+    for (const auto& [name, v] : a.shares.capacity) {
       const api::DeviceCapacity* cap = d.FindCapacity(name);
       if (cap != nullptr && held.Consumed(a.device, name) + v > cap->value.MilliValue())
         return false;

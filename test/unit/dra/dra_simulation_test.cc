@@ -423,12 +423,6 @@ std::string WithoutPods(const std::string& yaml) {
   return yaml.substr(0, yaml.find("apiVersion: v1\nkind: Pod\n"));
 }
 
-// The template of a workload (for later phases: pods need it for their claims).
-std::string TemplateOnly(const std::string& yaml) {
-  const size_t at = yaml.find("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate");
-  return yaml.substr(at, yaml.find("---\n", at) + 4 - at);
-}
-
 // A claim of no pod in the cluster (another scheduler's, say) named
 // `name`, holding the first `gpus` GPUs of `node`.
 std::string ExternalClaim(const bench::dra::WorkloadOptions& o, const std::string& name,
@@ -465,7 +459,7 @@ TEST(DraSimulation, NodeResultReuseAndMemoChangeNoDecision) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const std::string base = bench::dra::WorkloadYaml(c.o);
-    const std::string tmpl = TemplateOnly(base);
+    const std::string tmpl = bench::dra::ClaimTemplateYaml(c.o);
     const int capacity = c.o.nodes * c.o.gpus_per_node * (c.o.partitionable ? 2 : 1);
     // Claims of no pod hold all of node-0's GPUs and one of node-3's.
     const std::string externals = ExternalClaim(c.o, "external-0", "node-0", c.o.gpus_per_node) +
