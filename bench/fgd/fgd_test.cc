@@ -193,6 +193,28 @@ TEST(PlanArrivals, DropsPodsAboveTarget) {
             static_cast<int64_t>(pods.size()));
 }
 
+TEST(PodClass, Table) {
+  struct Case {
+    int32_t num_gpu, gpu_milli;
+    std::vector<std::string> spec;
+    std::string want;
+  } cases[] = {
+      {0, 0, {}, "cpu"},
+      {1, 470, {}, "share"},
+      {1, 1000, {}, "1gpu"},
+      {8, 1000, {}, "8gpu"},
+      {1, 810, {"T4"}, "share+spec"},
+      {2, 1000, {"V100M16", "V100M32"}, "2gpu+spec"},
+  };
+  for (const Case& c : cases) {
+    TracePod p;
+    p.num_gpu = c.num_gpu;
+    p.gpu_milli = c.gpu_milli;
+    p.gpu_spec = c.spec;
+    EXPECT_EQ(PodClass(p), c.want);
+  }
+}
+
 TEST(DiscreteCurve, BucketsAndNeighbours) {
   // Capacity 1000: bucket = round(arrived / 10).
   std::vector<ReplayPoint> points = {{10, 10}, {14, 14}, {30, 20}, {31, 30}};
@@ -253,6 +275,29 @@ TEST(RunReplay, ProtocolInvariants) {
     }
     ASSERT_TRUE(r->UnallocatedAt(100).has_value());
     EXPECT_GE(*r->UnallocatedAt(100), 0.0);
+    // When arrived demand first reaches capacity, the failures so far are
+    // exactly the demand not allocated, and the recorded node use is what
+    // is allocated, within every node's capacity.
+    size_t at = 0;
+    while (at < r->points.size() && r->points[at].arrived_milli < r->plan.capacity_milli) ++at;
+    ASSERT_LT(at, r->points.size());
+    int64_t failed = 0;
+    for (const auto& [cls, f] : r->failed_before_100) failed += f.gpu_milli;
+    EXPECT_EQ(failed, r->points[at].arrived_milli - r->points[at].allocated_milli);
+    ASSERT_EQ(r->use_at_100.size(), nodes.size());
+    int64_t used = 0;
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      const ReplayResult::NodeUse& u = r->use_at_100[n];
+      EXPECT_LE(u.cpu_milli, nodes[n].cpu_milli) << nodes[n].name;
+      EXPECT_LE(u.memory_mib, nodes[n].memory_mib) << nodes[n].name;
+      ASSERT_EQ(u.gpu_milli.size(), static_cast<size_t>(nodes[n].gpus));
+      for (int64_t g : u.gpu_milli) {
+        EXPECT_GE(g, 0);
+        EXPECT_LE(g, 1000) << nodes[n].name;
+        used += g;
+      }
+    }
+    EXPECT_EQ(used, r->points[at].allocated_milli);
     // Deterministic per seed.
     auto again = RunReplay(nodes, pods, registry, opts);
     ASSERT_TRUE(again.ok()) << again.status();
@@ -302,17 +347,28 @@ TEST(PolicyConfig, GpuFragmentationArgsTable) {
   }
 }
 
-TEST(PolicyConfig, CoarseIsTheReplicaWithTwiceTheSigmoidScale) {
-  // fgd-coarse changes only sigmoidScale: the same typical shapes, weights,
+TEST(PolicyConfig, VariantsAreTheReplicaWithOneArgTable) {
+  // Each variant changes one arg: the same typical shapes, weights,
   // coverage, score mapping, tie-break and seed as the fgd replica.
+  struct Case {
+    const char* policy;
+    const char* key;
+    const char* value;
+  } cases[] = {
+      {"fgd-coarse", "sigmoidScale", "2000"},
+      {"fgd-surplus", "cpuPodTieBreak", "Surplus"},
+  };
   const auto pods = SmallPods(40);
   auto fgd = PolicyConfig("fgd", 44, pods);
-  auto coarse = PolicyConfig("fgd-coarse", 44, pods);
   ASSERT_TRUE(fgd.ok()) << fgd.status();
-  ASSERT_TRUE(coarse.ok()) << coarse.status();
-  nlohmann::json want = nlohmann::json::parse(*fgd);
-  want["profiles"][0]["pluginConfig"][0]["args"]["sigmoidScale"] = "2000";
-  EXPECT_EQ(nlohmann::json::parse(*coarse), want);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.policy);
+    auto variant = PolicyConfig(c.policy, 44, pods);
+    ASSERT_TRUE(variant.ok()) << variant.status();
+    nlohmann::json want = nlohmann::json::parse(*fgd);
+    want["profiles"][0]["pluginConfig"][0]["args"][c.key] = c.value;
+    EXPECT_EQ(nlohmann::json::parse(*variant), want);
+  }
 }
 
 TEST(PolicyConfig, UnknownPolicyIsAnError) {

@@ -118,6 +118,15 @@ int Run(const std::string& nodes_path, const std::string& pods_path, const std::
         static_cast<long long>(r->failed), u ? std::to_string(*u).c_str() : "n/a", r->wall_seconds,
         r->cpu_seconds);
     for (const std::string& f : r->failure_samples) std::printf("  failed %s\n", f.c_str());
+    if (!r->failed_before_100.empty()) {
+      std::printf("  failed before 100%% arrived (class: pods, GPU %% of capacity):");
+      for (const auto& [cls, f] : r->failed_before_100) {
+        std::printf(
+            " %s: %lld, %.2f", cls.c_str(), static_cast<long long>(f.pods),
+            100.0 * static_cast<double>(f.gpu_milli) / static_cast<double>(r->plan.capacity_milli));
+      }
+      std::printf("\n");
+    }
     std::fflush(stdout);
     runs.push_back(std::move(*r));
   }
@@ -151,6 +160,12 @@ int Run(const std::string& nodes_path, const std::string& pods_path, const std::
       nlohmann::json curve = nlohmann::json::array();
       for (const auto& c : r.curve)
         curve.push_back(c ? nlohmann::json(100.0 - *c) : nlohmann::json());
+      nlohmann::json failed = nlohmann::json::object();
+      for (const auto& [cls, f] : r.failed_before_100)
+        failed[cls] = {{"pods", f.pods}, {"gpu_milli", f.gpu_milli}};
+      nlohmann::json use = nlohmann::json::array();
+      for (const ReplayResult::NodeUse& u : r.use_at_100)
+        use.push_back({u.cpu_milli, u.memory_mib, u.gpu_milli});
       rs.push_back({{"seed", r.seed},
                     {"capacity_milli", r.plan.capacity_milli},
                     {"target_milli", r.plan.target_milli},
@@ -163,7 +178,9 @@ int Run(const std::string& nodes_path, const std::string& pods_path, const std::
                     {"wall_seconds", r.wall_seconds},
                     {"cpu_seconds", r.cpu_seconds},
                     {"unallocated_at_100", Nullable(r.UnallocatedAt(100))},
-                    {"unallocated_curve", curve}});
+                    {"unallocated_curve", curve},
+                    {"failed_before_100", failed},
+                    {"use_at_100", use}});
     }
     j["runs"] = rs;
     std::ofstream out(json_path);

@@ -17,6 +17,9 @@
 //                so nodes within about 80 milli-GPU of the best decrease
 //                tie (40 under fgd) and the fixed node order consolidates
 //                more of the load
+//   fgd-surplus  fgd, but pods without GPUs break ties by CPU surplus
+//                (cpuPodTieBreak: Surplus): the node with the most free CPU
+//                beyond what its free GPUs' typical pods would ask
 //   bestfit      the paper's BestFit node score (bench-only plugin FgdBestFit)
 //   random       a uniformly random feasible node (bench-only plugin FgdRandom)
 //

@@ -3,11 +3,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <memory>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "gantry/util/strings.h"
 #include "src/config/config.h"
 #include "src/scheduler/scheduler.h"
@@ -130,6 +132,44 @@ std::vector<std::optional<double>> DiscreteCurve(const std::vector<ReplayPoint>&
   return out;
 }
 
+namespace {
+
+// Adds the GPU milli an allocated claim consumes to the device's node.
+void AddDeviceUse(const api::ResourceClaim& claim,
+                  const absl::flat_hash_map<std::string, size_t>& node_index,
+                  std::vector<ReplayResult::NodeUse>* use) {
+  for (const api::DeviceRequestAllocationResult& r : claim.status.allocation->results) {
+    auto it = node_index.find(r.pool.str());  // one pool per node, named after it
+    if (it == node_index.end()) continue;
+    std::string_view dev = r.device.view();
+    constexpr std::string_view kPrefix = "gpu-";
+    if (!dev.starts_with(kPrefix)) continue;
+    dev.remove_prefix(kPrefix.size());
+    size_t i = 0;
+    if (std::from_chars(dev.data(), dev.data() + dev.size(), i).ec != std::errc() ||
+        i >= (*use)[it->second].gpu_milli.size()) {
+      continue;
+    }
+    int64_t milli = 1000;
+    for (const api::CapacityRequest& c : r.consumed_capacity) {
+      if (api::SplitQualifiedName(c.name.view()).second == kGpuCapacity) {
+        milli = c.value.MilliValue() / 1000;
+      }
+    }
+    (*use)[it->second].gpu_milli[i] += milli;
+  }
+}
+
+}  // namespace
+
+std::string PodClass(const TracePod& pod) {
+  std::string c = pod.num_gpu == 0                           ? "cpu"
+                  : pod.num_gpu == 1 && pod.gpu_milli < 1000 ? "share"
+                                                             : gantry::StrCat(pod.num_gpu, "gpu");
+  if (!pod.gpu_spec.empty()) c += "+spec";
+  return c;
+}
+
 absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
                                        const std::vector<TracePod>& pods,
                                        const framework::Registry& registry,
@@ -171,6 +211,12 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
                                                        static_cast<size_t>(options.max_pods))
                                             : result.plan.arrivals.size();
   int64_t arrived = 0, allocated = 0;
+  absl::flat_hash_map<std::string, size_t> node_index;
+  std::vector<ReplayResult::NodeUse> use(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    node_index[nodes[i].name] = i;
+    use[i].gpu_milli.assign(static_cast<size_t>(nodes[i].gpus), 0);
+  }
   const auto wall_start = std::chrono::steady_clock::now();
   const double cpu_start = ProcessCpuSeconds();
   for (size_t i = 0; i < limit; ++i) {
@@ -201,6 +247,9 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
     ++result.submitted;
     // Feed what the scheduler wrote back, as the API server's watch would.
     for (sim::InMemoryWriter::ClaimUpdate& u : writer.TakeClaimUpdates()) {
+      if (u.claim->IsAllocated() && (u.old_claim == nullptr || !u.old_claim->IsAllocated())) {
+        AddDeviceUse(*u.claim, node_index, &use);
+      }
       sched.OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
     }
     std::vector<sim::InMemoryWriter::Binding> bindings = writer.TakeBindings();
@@ -215,6 +264,10 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
       sched.OnPodUpdate(bindings[0].pod, std::move(bound));
       allocated += tp.GpuMilliTotal();
       ++result.placed;
+      if (auto it = node_index.find(bindings[0].node); it != node_index.end()) {
+        use[it->second].cpu_milli += tp.cpu_milli;
+        use[it->second].memory_mib += tp.memory_mib;
+      }
     } else {
       if (!bindings.empty())
         return absl::InternalError(gantry::StrCat("pod ", key, ": failed but bound"));
@@ -222,10 +275,16 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
       sched.OnPodDelete(pod);
       for (const auto& c : claims) sched.OnResourceClaimDelete(c);
       ++result.failed;
+      if (arrived - tp.GpuMilliTotal() < result.plan.capacity_milli) {
+        ReplayResult::ClassFailures& f = result.failed_before_100[PodClass(tp)];
+        ++f.pods;
+        f.gpu_milli += tp.GpuMilliTotal();
+      }
       if (result.failure_samples.size() < 5)
         result.failure_samples.push_back(key + ": " + recorder.last_message);
     }
     result.points.push_back(ReplayPoint{arrived, allocated});
+    if (result.use_at_100.empty() && arrived >= result.plan.capacity_milli) result.use_at_100 = use;
   }
   result.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   result.wall_seconds =

@@ -23,6 +23,7 @@
 #define GANTRY_BENCH_FGD_REPLAY_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +94,22 @@ struct ReplayResult {
   int64_t dra_allocated_milli = 0;           // GPU milli the DRA state holds at the end
   std::vector<ReplayPoint> points;           // one per submitted pod
   std::vector<std::string> failure_samples;  // the first failures: "ns/name: message"
+  // Failures of pods that arrived while arrived demand was below capacity
+  // (the ones that make up the unallocated GPUs at 100 %), by PodClass.
+  struct ClassFailures {
+    int64_t pods = 0;
+    int64_t gpu_milli = 0;
+  };
+  std::map<std::string, ClassFailures> failed_before_100;
+  // The cluster when arrived demand first reached capacity: per node (in the
+  // node list's order) the CPU and memory placed pods request and the GPU
+  // milli used per device. Empty when the run ended before that.
+  struct NodeUse {
+    int64_t cpu_milli = 0;
+    int64_t memory_mib = 0;
+    std::vector<int64_t> gpu_milli;  // per device "gpu-<i>"
+  };
+  std::vector<NodeUse> use_at_100;
   // Allocation ratio (% of capacity) per arrived-% bucket; nullopt when
   // neither the bucket nor its neighbours hold a point.
   std::vector<std::optional<double>> curve;
@@ -108,6 +125,10 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
                                        const std::vector<TracePod>& pods,
                                        const framework::Registry& registry,
                                        const ReplayOptions& options);
+
+// The class of a trace pod for failure breakdowns: "cpu", "share" (one GPU,
+// gpu_milli < 1000) or "<n>gpu", with "+spec" when gpu_spec restricts the model.
+std::string PodClass(const TracePod& pod);
 
 // The curve from per-pod points (exposed for tests).
 std::vector<std::optional<double>> DiscreteCurve(const std::vector<ReplayPoint>& points,

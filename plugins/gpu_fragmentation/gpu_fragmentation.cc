@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -51,6 +52,9 @@ struct CycleData final : framework::StateData {
   std::optional<int64_t> requested;  // capacity request, milli-units
   int64_t cpu_milli = 0;
   int64_t memory = 0;  // bytes
+  // CPU (millicores) the distribution's device shapes ask per milli-unit of
+  // device capacity (CpuPodTieBreak::kSurplus).
+  double cpu_per_unit = 0;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<CycleData>(*this);
   }
@@ -273,6 +277,10 @@ constexpr std::pair<std::string_view, Measure> kMeasureNames[] = {
     {"Usable", Measure::kUsable},
     {"Fill", Measure::kFill},
 };
+constexpr std::pair<std::string_view, CpuPodTieBreak> kCpuPodTieBreakNames[] = {
+    {"Same", CpuPodTieBreak::kSame},
+    {"Surplus", CpuPodTieBreak::kSurplus},
+};
 constexpr std::pair<std::string_view, ScoreMapping> kScoreMappingNames[] = {
     {"Linear", ScoreMapping::kLinear},
     {"Sigmoid", ScoreMapping::kSigmoid},
@@ -398,6 +406,10 @@ GpuFragmentationArgs GpuFragmentationArgs::Decode(api::Decoder& d, api::JsonValu
       DecodeChoice(d, value, kScoreMappingNames, &a.score_mapping);
       return true;
     }
+    if (key == "cpuPodTieBreak") {
+      DecodeChoice(d, value, kCpuPodTieBreakNames, &a.cpu_pod_tie_break);
+      return true;
+    }
     if (key == "sigmoidScale") {
       a.sigmoid_scale = d.Qty(value).MilliValue();
       if (a.sigmoid_scale <= 0) d.Fail("must be positive");
@@ -488,6 +500,7 @@ nlohmann::json GpuFragmentationArgs::ToJson() const {
           {"deviceChoice", ChoiceName(kDeviceChoiceNames, device_choice)},
           {"measure", ChoiceName(kMeasureNames, measure)},
           {"scoreMapping", ChoiceName(kScoreMappingNames, score_mapping)},
+          {"cpuPodTieBreak", ChoiceName(kCpuPodTieBreakNames, cpu_pod_tie_break)},
           {"sigmoidScale", sigmoid_scale % 1000 == 0 ? std::to_string(sigmoid_scale / 1000)
                                                      : gantry::StrCat(sigmoid_scale, "m")},
           {"tieSeed", tie_seed},
@@ -802,6 +815,17 @@ Status GpuFragmentation::PreScore(framework::CycleState& state, const framework:
     if (!allocator.ok()) return Status::Skip();
     data->allocator = std::move(*allocator);
   }
+  if (args_.cpu_pod_tie_break == CpuPodTieBreak::kSurplus) {
+    double cpu = 0, units = 0;
+    for (const WeightedShape& ws : shapes) {
+      if (ws.shape.count == 0) continue;
+      const double per_device = ws.shape.capacity > 0 ? static_cast<double>(ws.shape.capacity)
+                                                      : 1e6;  // a whole 1000-unit device
+      cpu += ws.weight * static_cast<double>(ws.shape.cpu_milli);
+      units += ws.weight * per_device * ws.shape.count;
+    }
+    if (units > 0) data->cpu_per_unit = cpu / units;
+  }
   auto table = std::make_shared<ShapeTable>(shapes, args_.measure);
   for (const Shape& g : table->groups())
     data->groups.push_back(Prepare(*data->snapshot, WeightedShape{g, 1}));
@@ -899,6 +923,13 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
     second = kLow - 1 - std::clamp<int64_t>(after.cpu_free / 1000, 0, kLow - 1);
   } else if (tie == TieBreak::kPackingStable || tie == TieBreak::kStable) {
     second = StableRank(node.name(), args_.tie_seed);
+  }
+  if (args_.cpu_pod_tie_break == CpuPodTieBreak::kSurplus && data.allocator == nullptr) {
+    double gpu_free = 0;
+    for (int64_t f : after.free) gpu_free += static_cast<double>(f);
+    const double surplus = static_cast<double>(after.cpu_free) - data.cpu_per_unit * gpu_free;
+    first = 0;
+    second = std::clamp<int64_t>(std::llround(surplus / 1000.0) + kLow / 2, 0, kLow - 1);
   }
   const int64_t bonus = first * kLow + second;
   // Decreases beyond +-2^32 milli-units (thousands of devices) saturate.

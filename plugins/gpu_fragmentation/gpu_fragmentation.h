@@ -108,6 +108,12 @@ enum class Measure : uint8_t { kUsable, kFill };
 // decreases) and go to the tie-break. Under kSigmoid the device choice also
 // compares those integer scores, ties going to inventory order.
 enum class ScoreMapping : uint8_t { kLinear, kSigmoid };
+// The tie-break for pods that ask for no device: kSame uses `tieBreak`;
+// kSurplus prefers the node with the most CPU beyond what its free devices
+// need (free CPU - free capacity x the distribution's CPU per unit of
+// capacity), so CPU-only pods take the CPU that GPU pods are least likely
+// to need.
+enum class CpuPodTieBreak : uint8_t { kSame, kSurplus };
 
 struct GpuFragmentationArgs {
   // Qualified name of the device capacity that measures the shared unit.
@@ -124,6 +130,7 @@ struct GpuFragmentationArgs {
   DeviceChoice device_choice = DeviceChoice::kFragmentation;
   Measure measure = Measure::kUsable;
   ScoreMapping score_mapping = ScoreMapping::kLinear;
+  CpuPodTieBreak cpu_pod_tie_break = CpuPodTieBreak::kSame;
   // The decrease that moves the sigmoid by one unit (kSigmoid), in
   // milli-units of the capacity; default one 1000-unit device.
   int64_t sigmoid_scale = 1'000'000;

@@ -328,6 +328,8 @@ TEST(GpuFragmentationArgs, DecodeTable) {
       {"shape negative memory", R"({"shapes":[{"count":0,"memory":"-1"}]})",
        "must not be negative"},
       {"bad device choice", R"({"deviceChoice":"BestFit"})", "Unsupported value: \"BestFit\""},
+      {"CPU pod tie break", R"({"cpuPodTieBreak":"Surplus"})", ""},
+      {"bad CPU pod tie break", R"({"cpuPodTieBreak":"Spread"})", "Unsupported value: \"Spread\""},
       {"coverage 0", R"({"coverage":0})", "must be in (0, 1]"},
       {"coverage above 1", R"({"coverage":1.5})", "must be in (0, 1]"},
       {"shape without class", R"({"shapes":[{"count":1}]})",
@@ -845,6 +847,52 @@ TEST(GpuFragmentation, LearnsShapesFromArrivingPods) {
   EXPECT_EQ(d[0].shape, (Shape{4000, 2, 1'000'000, "gpu", {}}));
   EXPECT_NEAR(d[0].weight, 0.8, 1e-12);
   EXPECT_NEAR(d[1].weight, 0.2, 1e-12);
+}
+
+TEST(GpuFragmentation, CpuPodTieBreakTable) {
+  // A pod without devices on two nodes of 64 cores; the distribution's GPU
+  // pods ask 16 cores per whole GPU (and 8 per 500-milli share, the same per
+  // unit). Nothing fragments either way, so only the tie-break decides.
+  // Surplus = free CPU - 16 cores x free GPUs: node-a (2 GPUs) keeps 32 - 4
+  // cores, node-b (4 GPUs) 0 - 4, so node-a; with GPUs in use on node-b
+  // its surplus grows. want -1: a fixed order (one node wins, the same again).
+  struct Case {
+    const char* name;
+    CpuPodTieBreak cpu_tie;
+    int gpus_a, gpus_b;
+    int64_t cpu_a, cpu_b;
+    int used_b;  // whole GPUs in use on node-b
+    int64_t want_a, want_b;
+  } cases[] = {
+      {"surplus: fewer GPUs per core", CpuPodTieBreak::kSurplus, 2, 4, 64000, 64000, 0, 100, 0},
+      {"surplus: more spare CPU", CpuPodTieBreak::kSurplus, 2, 2, 48000, 64000, 0, 0, 100},
+      {"surplus counts free GPUs only", CpuPodTieBreak::kSurplus, 2, 4, 64000, 64000, 3, 0, 100},
+      {"same: the configured tie-break", CpuPodTieBreak::kSame, 2, 4, 64000, 64000, 0, -1, -1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f(c.gpus_a, c.gpus_b, c.cpu_a, c.cpu_b);
+    for (int i = 0; i < c.used_b; ++i)
+      f.dra.UpsertClaim(Used(gantry::StrCat("u", i), "node-b", gantry::StrCat("gpu-", i), 1000));
+    GpuFragmentationArgs args =
+        FixedShapes({{Whole(1, 16000), 1}, {Share(500, 8000), 1}, {Whole(0, 4000), 1}});
+    args.score_mapping = ScoreMapping::kSigmoid;
+    args.tie_break = TieBreak::kStable;
+    args.cpu_pod_tie_break = c.cpu_tie;
+    GpuFragmentation p(args, f.handle);
+    auto pod = testing::PodInfoFromYaml(
+        "metadata: {name: c, namespace: default, uid: c}\n"
+        "spec: {containers: [{name: c, resources: {requests: {cpu: 4}}}]}");
+    auto s = f.Scores(p, *pod, true);
+    if (c.want_a < 0) {
+      EXPECT_EQ(std::max(s[0].score, s[1].score), 100);
+      EXPECT_EQ(std::min(s[0].score, s[1].score), 0);
+      EXPECT_EQ(f.Scores(p, *pod, true)[0].score, s[0].score);
+      continue;
+    }
+    EXPECT_EQ(s[0].score, c.want_a);
+    EXPECT_EQ(s[1].score, c.want_b);
+  }
 }
 
 TEST(GpuFragmentation, SkipsWithoutDraOrShapes) {
