@@ -8,10 +8,12 @@
 //   gantry-fgd plot --out FIG.svg [--title T] [--from 75] [--to 130] RUN.json...
 //       Draws unallocated GPU % against arrived demand, one line per file
 //       (mean over seeds, with a min-max band), like the paper's Fig. 9(a).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -118,6 +120,35 @@ int Run(const std::string& nodes_path, const std::string& pods_path, const std::
         static_cast<long long>(r->failed), u ? std::to_string(*u).c_str() : "n/a", r->wall_seconds,
         r->cpu_seconds);
     for (const std::string& f : r->failure_samples) std::printf("  failed %s\n", f.c_str());
+    if (!r->use_at_100.empty()) {
+      // Where the unallocated GPUs are when arrived demand reaches capacity:
+      // whole idle GPUs and the remainders of shared ones, largest first.
+      int64_t whole = 0, partial = 0;
+      std::map<int64_t, int64_t> remainders;  // free milli -> total milli
+      for (const gantry::fgd::ReplayResult::NodeUse& u : r->use_at_100) {
+        for (int64_t used : u.gpu_milli) {
+          if (used == 0) {
+            whole += 1000;
+          } else if (used < 1000) {
+            partial += 1000 - used;
+            remainders[1000 - used] += 1000 - used;
+          }
+        }
+      }
+      std::vector<std::pair<int64_t, int64_t>> top(remainders.begin(), remainders.end());
+      std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second > b.second : a.first < b.first;
+      });
+      const double cap = static_cast<double>(r->plan.capacity_milli);
+      std::printf("  free GPU at 100%% arrived (%% of capacity): idle GPUs %.2f, remainders %.2f (",
+                  100.0 * static_cast<double>(whole) / cap,
+                  100.0 * static_cast<double>(partial) / cap);
+      for (size_t i = 0; i < top.size() && i < 5; ++i) {
+        std::printf("%s%lld milli: %.2f", i ? ", " : "", static_cast<long long>(top[i].first),
+                    100.0 * static_cast<double>(top[i].second) / cap);
+      }
+      std::printf(")\n");
+    }
     if (!r->failed_before_100.empty()) {
       std::printf("  failed before 100%% arrived (class: pods, GPU %% of capacity):");
       for (const auto& [cls, f] : r->failed_before_100) {
