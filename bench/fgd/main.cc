@@ -4,7 +4,10 @@
 //              [--tune 1.3] [--max-pods N] [--json OUT.json]
 //       Runs the protocol of bench/fgd/replay.h once per seed (sequentially)
 //       and prints unallocated GPU % at 100% arrived demand (mean ± sd) and
-//       the curve; --json writes every run.
+//       the curve; per seed also where the free GPU capacity is at 100%
+//       arrived and which pod classes failed before. --json writes every run
+//       (curve, failed_before_100, use_at_100: per node CPU, memory and GPU
+//       milli used when arrived demand first reached capacity).
 //   gantry-fgd plot --out FIG.svg [--title T] [--from 75] [--to 130] RUN.json...
 //       Draws unallocated GPU % against arrived demand, one line per file
 //       (mean over seeds, with a min-max band), like the paper's Fig. 9(a).
