@@ -203,8 +203,8 @@ TEST(PodClass, Table) {
       {1, 470, {}, "share"},
       {1, 1000, {}, "1gpu"},
       {8, 1000, {}, "8gpu"},
-      {1, 810, {"T4"}, "share+spec"},
-      {2, 1000, {"V100M16", "V100M32"}, "2gpu+spec"},
+      {1, 810, {"T4"}, "share T4"},
+      {2, 1000, {"V100M16", "V100M32"}, "2gpu V100M16|V100M32"},
   };
   for (const Case& c : cases) {
     TracePod p;

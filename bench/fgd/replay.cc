@@ -166,7 +166,8 @@ std::string PodClass(const TracePod& pod) {
   std::string c = pod.num_gpu == 0                           ? "cpu"
                   : pod.num_gpu == 1 && pod.gpu_milli < 1000 ? "share"
                                                              : gantry::StrCat(pod.num_gpu, "gpu");
-  if (!pod.gpu_spec.empty()) c += "+spec";
+  for (size_t i = 0; i < pod.gpu_spec.size(); ++i)
+    c += gantry::StrCat(i ? "|" : " ", pod.gpu_spec[i]);
   return c;
 }
 

@@ -127,7 +127,8 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
                                        const ReplayOptions& options);
 
 // The class of a trace pod for failure breakdowns: "cpu", "share" (one GPU,
-// gpu_milli < 1000) or "<n>gpu", with "+spec" when gpu_spec restricts the model.
+// gpu_milli < 1000) or "<n>gpu", followed by " <model>|<model>..." when
+// gpu_spec restricts the model.
 std::string PodClass(const TracePod& pod);
 
 // The curve from per-pod points (exposed for tests).
