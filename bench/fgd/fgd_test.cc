@@ -371,6 +371,17 @@ TEST(PolicyConfig, VariantsAreTheReplicaWithOneArgTable) {
   }
 }
 
+TEST(PolicyConfig, AwareIsSurplusAvoidingPinnedModels) {
+  const auto pods = SmallPods(40);
+  auto surplus = PolicyConfig("fgd-surplus", 44, pods);
+  auto aware = PolicyConfig("fgd-aware", 44, pods);
+  ASSERT_TRUE(surplus.ok()) << surplus.status();
+  ASSERT_TRUE(aware.ok()) << aware.status();
+  nlohmann::json want = nlohmann::json::parse(*surplus);
+  want["profiles"][0]["pluginConfig"][0]["args"]["avoidPinned"] = true;
+  EXPECT_EQ(nlohmann::json::parse(*aware), want);
+}
+
 TEST(PolicyConfig, UnknownPolicyIsAnError) {
   auto cfg = PolicyConfig("tetris", 1, {});
   ASSERT_FALSE(cfg.ok());

@@ -147,8 +147,8 @@ nlohmann::json TypicalShapes(const std::vector<TracePod>& pods, bool memory_and_
 }  // namespace
 
 std::vector<std::string> PolicyNames() {
-  return {"default",    "gpufrag",     "gpufrag-typical", "fgd",
-          "fgd-coarse", "fgd-surplus", "bestfit",         "random"};
+  return {"default",     "gpufrag",   "gpufrag-typical", "fgd",   "fgd-coarse",
+          "fgd-surplus", "fgd-aware", "bestfit",         "random"};
 }
 
 absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t seed,
@@ -166,7 +166,8 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
     c = WithOnlyScore(plugins::gpu_fragmentation::kName);
     c["profiles"][0]["pluginConfig"] = {{{"name", plugins::gpu_fragmentation::kName},
                                          {"args", {{"shapes", TypicalShapes(pods, true)}}}}};
-  } else if (policy == "fgd" || policy == "fgd-coarse" || policy == "fgd-surplus") {
+  } else if (policy == "fgd" || policy == "fgd-coarse" || policy == "fgd-surplus" ||
+             policy == "fgd-aware") {
     c = WithOnlyScore(plugins::gpu_fragmentation::kName);
     c["profiles"][0]["pluginConfig"] = {{{"name", plugins::gpu_fragmentation::kName},
                                          {"args",
@@ -182,8 +183,11 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
       c["profiles"][0]["pluginConfig"][0]["args"]["sigmoidScale"] = "2000";
     // Pods without GPUs to the nodes with the most CPU beyond what their
     // free GPUs' typical pods need, instead of the fixed order.
-    if (policy == "fgd-surplus")
+    if (policy == "fgd-surplus" || policy == "fgd-aware")
       c["profiles"][0]["pluginConfig"][0]["args"]["cpuPodTieBreak"] = "Surplus";
+    // And pods without selectors of their own to the nodes whose GPUs the
+    // model-pinned typical pods need least.
+    if (policy == "fgd-aware") c["profiles"][0]["pluginConfig"][0]["args"]["avoidPinned"] = true;
   } else if (policy == "bestfit") {
     c = WithOnlyScore(kBestFit);
   } else if (policy == "random") {
@@ -196,7 +200,8 @@ absl::StatusOr<std::string> PolicyConfig(const std::string& policy, uint64_t see
         gantry::StrCat("unknown policy \"", policy, "\" (known: ", names, ")"));
   }
   const bool gpufrag_policy = policy == "gpufrag" || policy == "gpufrag-typical" ||
-                              policy == "fgd" || policy == "fgd-coarse" || policy == "fgd-surplus";
+                              policy == "fgd" || policy == "fgd-coarse" ||
+                              policy == "fgd-surplus" || policy == "fgd-aware";
   if (gpufrag_policy) {
     // One fixed node order per seed for the Stable tie-breaks, as the
     // artifact's per-seed random node-name prefix.

@@ -20,6 +20,9 @@
 //   fgd-surplus  fgd, but pods without GPUs break ties by CPU surplus
 //                (cpuPodTieBreak: Surplus): the node with the most free CPU
 //                beyond what its free GPUs' typical pods would ask
+//   fgd-aware    fgd-surplus, and pods without selectors of their own break
+//                ties away from the GPUs that model-pinned typical pods can
+//                use (avoidPinned: true)
 //   bestfit      the paper's BestFit node score (bench-only plugin FgdBestFit)
 //   random       a uniformly random feasible node (bench-only plugin FgdRandom)
 //

@@ -52,6 +52,9 @@ struct CycleData final : framework::StateData {
   std::optional<int64_t> requested;  // capacity request, milli-units
   int64_t cpu_milli = 0;
   int64_t memory = 0;  // bytes
+  // avoid_pinned: per group of `table`, the weight a node matching it adds
+  // (0 for groups without selectors).
+  std::vector<double> pinned_weight;
   // CPU (millicores) the distribution's device shapes ask per milli-unit of
   // device capacity (CpuPodTieBreak::kSurplus).
   double cpu_per_unit = 0;
@@ -410,6 +413,10 @@ GpuFragmentationArgs GpuFragmentationArgs::Decode(api::Decoder& d, api::JsonValu
       DecodeChoice(d, value, kCpuPodTieBreakNames, &a.cpu_pod_tie_break);
       return true;
     }
+    if (key == "avoidPinned") {
+      a.avoid_pinned = d.Bool(value);
+      return true;
+    }
     if (key == "sigmoidScale") {
       a.sigmoid_scale = d.Qty(value).MilliValue();
       if (a.sigmoid_scale <= 0) d.Fail("must be positive");
@@ -501,6 +508,7 @@ nlohmann::json GpuFragmentationArgs::ToJson() const {
           {"measure", ChoiceName(kMeasureNames, measure)},
           {"scoreMapping", ChoiceName(kScoreMappingNames, score_mapping)},
           {"cpuPodTieBreak", ChoiceName(kCpuPodTieBreakNames, cpu_pod_tie_break)},
+          {"avoidPinned", avoid_pinned},
           {"sigmoidScale", sigmoid_scale % 1000 == 0 ? std::to_string(sigmoid_scale / 1000)
                                                      : gantry::StrCat(sigmoid_scale, "m")},
           {"tieSeed", tie_seed},
@@ -605,8 +613,10 @@ ShapeTable::ShapeTable(const std::vector<WeightedShape>& shapes, Measure measure
     auto [it, inserted] = group_index.emplace(key_shape.Key(), group_shapes_.size());
     if (inserted) {
       group_shapes_.push_back(key_shape);
+      group_weights_.push_back(0);
       raw.emplace_back();
     }
+    group_weights_[it->second] += ws.weight;
     raw[it->second][{s.count, s.capacity}].push_back(Entry{s.cpu_milli, s.memory, ws.weight});
   }
   caps_.resize(raw.size());
@@ -829,6 +839,13 @@ Status GpuFragmentation::PreScore(framework::CycleState& state, const framework:
   auto table = std::make_shared<ShapeTable>(shapes, args_.measure);
   for (const Shape& g : table->groups())
     data->groups.push_back(Prepare(*data->snapshot, WeightedShape{g, 1}));
+  if (args_.avoid_pinned && data->fast && data->request.ws.shape.selectors.empty()) {
+    data->pinned_weight.assign(data->groups.size(), 0);
+    for (size_t g = 0; g < data->groups.size(); ++g) {
+      if (table->groups()[g].selectors.empty()) continue;
+      data->pinned_weight[g] = table->group_weight(g);
+    }
+  }
   data->table = std::move(table);
   if (data->fast && args_.device_choice == DeviceChoice::kFragmentation) {
     state.Write(kPreferenceKey, std::make_unique<dra::DevicePreference>(data->snapshot->inventory));
@@ -930,6 +947,19 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
     const double surplus = static_cast<double>(after.cpu_free) - data.cpu_per_unit * gpu_free;
     first = 0;
     second = std::clamp<int64_t>(std::llround(surplus / 1000.0) + kLow / 2, 0, kLow - 1);
+  }
+  if (!data.pinned_weight.empty()) {
+    double pinned = 0;
+    for (size_t g = 0; g < data.groups.size(); ++g) {
+      if (data.pinned_weight[g] == 0) continue;
+      for (bool m : matches[g]) {
+        if (m) {
+          pinned += data.pinned_weight[g];
+          break;
+        }
+      }
+    }
+    first = kHigh - 1 - std::min<int64_t>(kHigh - 1, std::llround(pinned * 10000));
   }
   const int64_t bonus = first * kLow + second;
   // Decreases beyond +-2^32 milli-units (thousands of devices) saturate.

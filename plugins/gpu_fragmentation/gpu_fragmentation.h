@@ -131,6 +131,11 @@ struct GpuFragmentationArgs {
   Measure measure = Measure::kUsable;
   ScoreMapping score_mapping = ScoreMapping::kLinear;
   CpuPodTieBreak cpu_pod_tie_break = CpuPodTieBreak::kSame;
+  // Pods whose device request has no selectors of its own break ties first
+  // by the weight of the distribution's selector-bearing shapes that can
+  // use the node's devices (less first), so that unpinned pods leave the
+  // models that pinned pods need to them.
+  bool avoid_pinned = false;
   // The decrease that moves the sigmoid by one unit (kSigmoid), in
   // milli-units of the capacity; default one 1000-unit device.
   int64_t sigmoid_scale = 1'000'000;
@@ -177,6 +182,8 @@ class ShapeTable {
   explicit ShapeTable(const std::vector<WeightedShape>& shapes, Measure measure = Measure::kUsable);
   // One representative shape per selector group (class and selectors).
   const std::vector<Shape>& groups() const { return group_shapes_; }
+  // The summed weight of group g's shapes.
+  double group_weight(size_t g) const { return group_weights_[g]; }
   // `matches[g][i]`: whether group g may use node device i.
   double Fragmentation(const NodeGpus& node, const std::vector<std::vector<bool>>& matches) const;
 
@@ -199,6 +206,7 @@ class ShapeTable {
   Measure measure_;
   double no_device_weight_ = 0;  // shapes asking for no device
   std::vector<Shape> group_shapes_;
+  std::vector<double> group_weights_;
   std::vector<std::vector<CapGroup>> caps_;  // per selector group
 };
 

@@ -329,6 +329,8 @@ TEST(GpuFragmentationArgs, DecodeTable) {
        "must not be negative"},
       {"bad device choice", R"({"deviceChoice":"BestFit"})", "Unsupported value: \"BestFit\""},
       {"CPU pod tie break", R"({"cpuPodTieBreak":"Surplus"})", ""},
+      {"avoid pinned", R"({"avoidPinned":true})", ""},
+      {"avoid pinned not a bool", R"({"avoidPinned":"yes"})", "expected"},
       {"bad CPU pod tie break", R"({"cpuPodTieBreak":"Spread"})", "Unsupported value: \"Spread\""},
       {"coverage 0", R"({"coverage":0})", "must be in (0, 1]"},
       {"coverage above 1", R"({"coverage":1.5})", "must be in (0, 1]"},
@@ -398,12 +400,14 @@ std::shared_ptr<const T> Decode(const std::string& json, T (*fn)(api::Decoder&, 
   return std::make_shared<const T>(std::move(obj));
 }
 
-std::shared_ptr<const api::ResourceSlice> Slice(const std::string& node, int gpus) {
+std::shared_ptr<const api::ResourceSlice> Slice(const std::string& node, int gpus,
+                                                const std::string& model = "T4") {
   std::string devs;
   for (int i = 0; i < gpus; ++i) {
     devs += gantry::StrCat(
         i ? "," : "", R"({"name":"gpu-)", i,
-        R"(","allowMultipleAllocations":true,"attributes":{"model":{"string":"T4"}},"capacity":{"milli":{"value":"1000","requestPolicy":{"default":"1000","validRange":{"min":"1","step":"1"}}}}})");
+        R"(","allowMultipleAllocations":true,"attributes":{"model":{"string":")", model,
+        R"("}},"capacity":{"milli":{"value":"1000","requestPolicy":{"default":"1000","validRange":{"min":"1","step":"1"}}}}})");
   }
   return Decode<api::ResourceSlice>(
       gantry::StrCat(R"({"metadata":{"name":")", node,
@@ -892,6 +896,56 @@ TEST(GpuFragmentation, CpuPodTieBreakTable) {
     }
     EXPECT_EQ(s[0].score, c.want_a);
     EXPECT_EQ(s[1].score, c.want_b);
+  }
+}
+
+TEST(GpuFragmentation, AvoidPinnedTable) {
+  // node-a has G2s, node-b T4s; 1 % of the expected pods are pinned to T4.
+  // An unpinned whole-GPU pod decreases fragmentation by 10 milli-GPU on
+  // node-a (one G2 fewer that the pinned pods cannot use) and by 0 on
+  // node-b: the same sigmoid level, so the tie-break decides. With
+  // avoidPinned it leaves the T4s to the pinned pods; a pod with selectors,
+  // or avoidPinned off, follows the fixed order.
+  // want "": either node, the same one again (the fixed order).
+  const std::string t4 = R"(device.attributes["gpu.gantry.dev"].model == "T4")";
+  const std::string either = R"(device.attributes["gpu.gantry.dev"].model in ["T4", "G2"])";
+  struct Case {
+    const char* name;
+    bool avoid;
+    std::string pod_selector;
+    std::string want;
+  } cases[] = {
+      {"unpinned pod avoids the pinned model", true, "", "node-a"},
+      {"off: the fixed order (node-b first)", false, "", "node-b"},
+      {"a pod with selectors keeps the fixed order", true, either, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fixture f;
+    f.dra.UpsertSlice(Slice("node-a", 2, "G2"));
+    std::string claim =
+        R"({"metadata":{"name":"new","namespace":"default","uid":"uid-new"},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu")";
+    if (!c.pod_selector.empty()) {
+      claim += gantry::StrCat(R"(,"selectors":[{"cel":{"expression":)",
+                              nlohmann::json(c.pod_selector).dump(), "}}]");
+    }
+    claim += R"(,"capacity":{"requests":{"milli":"1000"}}}}]}}})";
+    f.dra.UpsertClaim(Decode<api::ResourceClaim>(claim, &api::DecodeResourceClaim));
+    Shape pinned = Whole(1);
+    pinned.selectors = {t4};
+    GpuFragmentationArgs args = FixedShapes({{Whole(1), 99}, {pinned, 1}});
+    args.score_mapping = ScoreMapping::kSigmoid;
+    args.tie_break = TieBreak::kStable;
+    args.avoid_pinned = c.avoid;
+    GpuFragmentation p(args, f.handle);
+    auto s = f.Scores(p, *PodWithClaim("p", "new"), true);
+    ASSERT_EQ(std::max(s[0].score, s[1].score), 100);
+    const std::string got = s[0].score == 100 ? "node-a" : "node-b";
+    if (c.want.empty()) {
+      EXPECT_EQ(f.Scores(p, *PodWithClaim("p", "new"), true)[0].score, s[0].score);
+    } else {
+      EXPECT_EQ(got, c.want);
+    }
   }
 }
 
