@@ -151,6 +151,56 @@ std::string SteadyStateRoundYaml(const std::string& template_yaml) {
   return y;
 }
 
+// Schedules `pods` steady-state pods in rounds of kSteadyStatePods (each
+// round created, scheduled and finished before the next) on a scheduler
+// that already holds the cluster. As for the other workloads, time and CPU
+// are the scheduling loops' (scheduling, bindings, completions), summed over
+// the rounds; a pod's sample time is its loop's offset plus its time in the
+// loop. Feeding each round and the simulator's end-of-run report are
+// harness work, returned in *harness_seconds.
+absl::StatusOr<sim::SimulationResult> RunSteadyStateRounds(
+    const std::string& workload, const std::string& template_yaml, int pods,
+    scheduler::Scheduler& scheduler, sim::InMemoryWriter& writer, FakeClock& clock, uint64_t seed,
+    double* harness_seconds) {
+  api::ObjectSet prototype;
+  sim::LoadStats prototype_stats;
+  if (absl::Status st = sim::LoadClusterText(workload, SteadyStateRoundYaml(template_yaml),
+                                             /*is_json=*/false, &prototype, &prototype_stats);
+      !st.ok()) {
+    return st;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  sim::SimulationResult result;
+  int64_t loop_offset_micros = 0;
+  for (int first = 0; first < pods; first += kSteadyStatePods) {
+    api::ObjectSet round = prototype;
+    for (size_t k = 0; k < round.pods.size(); ++k) {
+      const std::string name = gantry::StrCat("steady-", first + static_cast<int>(k));
+      round.pods[k].meta.name = name;
+      round.pods[k].meta.uid = name;
+    }
+    sim::SimulationResult r = sim::RunSimulation(std::move(round), scheduler, writer, clock, seed);
+    result.scheduled += r.scheduled;
+    result.unschedulable += r.unschedulable;
+    result.attempts += r.attempts;
+    result.completed += r.completed;
+    result.loop_seconds += r.loop_seconds;
+    result.cpu_seconds += r.cpu_seconds;
+    result.attempt_micros.insert(result.attempt_micros.end(), r.attempt_micros.begin(),
+                                 r.attempt_micros.end());
+    for (size_t i = 0; i < r.scheduled_keys.size() && i < r.scheduled_wall_micros.size(); ++i) {
+      result.scheduled_keys.push_back(std::move(r.scheduled_keys[i]));
+      result.scheduled_wall_micros.push_back(loop_offset_micros + r.scheduled_wall_micros[i]);
+    }
+    loop_offset_micros += static_cast<int64_t>(r.loop_seconds * 1e6);
+    for (auto& [claim, devices] : r.allocations) result.allocations[claim] = std::move(devices);
+  }
+  *harness_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
+      result.loop_seconds;
+  return result;
+}
+
 void AppendNode(std::string* out, int i, NodeLabels labels, int nodes_per_rack) {
   const std::string name = gantry::StrCat("scheduler-perf-", i);
   gantry::StrAppend(out, R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,
@@ -552,51 +602,13 @@ absl::StatusOr<nlohmann::json> RunWorkload(const WorkloadOptions& opts) {
   sim::SimulationResult result;
   double harness_seconds = 0;  // steady state: feeding rounds and reports
   if (shape.steady_state) {
-    // The cluster first (nodes, slices, classes, allocated claims), then the
-    // rounds. As for the other workloads, time and CPU are the scheduling
-    // loops' (scheduling, bindings, completions), summed over the rounds; a
-    // pod's sample time is its loop's offset plus its time in the loop.
-    // Feeding each round and the simulator's end-of-run report are harness
-    // work (reported apart as harness_seconds).
+    // The cluster first (nodes, slices, classes, allocated claims), then the rounds.
     sim::RunSimulation(std::move(objects), *bundle->scheduler, writer, clock, opts.seed);
-    api::ObjectSet prototype;
-    sim::LoadStats prototype_stats;
-    if (absl::Status st =
-            sim::LoadClusterText(wc->name, SteadyStateRoundYaml(dra::ClaimTemplateYaml(d)),
-                                 /*is_json=*/false, &prototype, &prototype_stats);
-        !st.ok()) {
-      return st;
-    }
-    const auto start = std::chrono::steady_clock::now();
-    result = sim::SimulationResult{};
-    int64_t loop_offset_micros = 0;
-    for (int first = 0; first < size->measure_pods; first += kSteadyStatePods) {
-      api::ObjectSet round = prototype;
-      for (size_t k = 0; k < round.pods.size(); ++k) {
-        const std::string name = gantry::StrCat("steady-", first + static_cast<int>(k));
-        round.pods[k].meta.name = name;
-        round.pods[k].meta.uid = name;
-      }
-      sim::SimulationResult r =
-          sim::RunSimulation(std::move(round), *bundle->scheduler, writer, clock, opts.seed);
-      result.scheduled += r.scheduled;
-      result.unschedulable += r.unschedulable;
-      result.attempts += r.attempts;
-      result.completed += r.completed;
-      result.loop_seconds += r.loop_seconds;
-      result.cpu_seconds += r.cpu_seconds;
-      result.attempt_micros.insert(result.attempt_micros.end(), r.attempt_micros.begin(),
-                                   r.attempt_micros.end());
-      for (size_t i = 0; i < r.scheduled_keys.size() && i < r.scheduled_wall_micros.size(); ++i) {
-        result.scheduled_keys.push_back(std::move(r.scheduled_keys[i]));
-        result.scheduled_wall_micros.push_back(loop_offset_micros + r.scheduled_wall_micros[i]);
-      }
-      loop_offset_micros += static_cast<int64_t>(r.loop_seconds * 1e6);
-      for (auto& [claim, devices] : r.allocations) result.allocations[claim] = std::move(devices);
-    }
-    harness_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
-        result.loop_seconds;
+    absl::StatusOr<sim::SimulationResult> rounds =
+        RunSteadyStateRounds(wc->name, dra::ClaimTemplateYaml(d), size->measure_pods,
+                             *bundle->scheduler, writer, clock, opts.seed, &harness_seconds);
+    if (!rounds.ok()) return rounds.status();
+    result = std::move(*rounds);
   } else {
     result = sim::RunSimulation(std::move(objects), *bundle->scheduler, writer, clock, opts.seed);
   }
