@@ -51,9 +51,8 @@ struct CycleData final : framework::StateData {
   std::optional<int64_t> requested;  // capacity request, milli-units
   int64_t cpu_milli = 0;
   int64_t memory = 0;  // bytes
-  // avoid_pinned: per group of `table`, the weight a node matching it adds
-  // (0 for groups without selectors).
-  std::vector<double> pinned_weight;
+  // args.avoid_pinned applies to the pod (its request has no selectors).
+  bool avoid_pinned = false;
   // CPU (millicores) the distribution's device shapes ask per milli-unit of
   // device capacity (CpuPodTieBreak::kSurplus).
   double cpu_per_unit = 0;
@@ -838,13 +837,7 @@ Status GpuFragmentation::PreScore(framework::CycleState& state, const framework:
   auto table = std::make_shared<ShapeTable>(shapes, args_.measure);
   for (const Shape& g : table->groups())
     data->groups.push_back(Prepare(*data->snapshot, WeightedShape{g, 1}));
-  if (args_.avoid_pinned && data->fast && data->request.ws.shape.selectors.empty()) {
-    data->pinned_weight.assign(data->groups.size(), 0);
-    for (size_t g = 0; g < data->groups.size(); ++g) {
-      if (table->groups()[g].selectors.empty()) continue;
-      data->pinned_weight[g] = table->group_weight(g);
-    }
-  }
+  data->avoid_pinned = args_.avoid_pinned && data->fast && data->request.ws.shape.selectors.empty();
   data->table = std::move(table);
   if (data->fast && args_.device_choice == DeviceChoice::kFragmentation) {
     state.Write(kPreferenceKey, std::make_unique<dra::DevicePreference>(data->snapshot->inventory));
@@ -947,16 +940,13 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
     first = 0;
     second = std::clamp<int64_t>(std::llround(surplus / 1000.0) + kLow / 2, 0, kLow - 1);
   }
-  if (!data.pinned_weight.empty()) {
+  if (data.avoid_pinned) {
+    // The weight of the pinned groups (with selectors) that can use a device here.
     double pinned = 0;
     for (size_t g = 0; g < data.groups.size(); ++g) {
-      if (data.pinned_weight[g] == 0) continue;
-      for (bool m : matches[g]) {
-        if (m) {
-          pinned += data.pinned_weight[g];
-          break;
-        }
-      }
+      if (data.table->groups()[g].selectors.empty()) continue;
+      if (std::find(matches[g].begin(), matches[g].end(), true) != matches[g].end())
+        pinned += data.table->group_weight(g);
     }
     first = kHigh - 1 - std::min<int64_t>(kHigh - 1, std::llround(pinned * 10000));
   }
