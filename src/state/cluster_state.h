@@ -87,8 +87,11 @@ bool InGroup(const api::Pod& pod, std::string_view key);
 class ClusterState {
  public:
   // `assumed_ttl_micros`: how long an assumed pod whose binding finished may
-  // wait for confirmation before it is expired (0 = never expire).
-  explicit ClusterState(const Clock& clock, int64_t assumed_ttl_micros = 30'000'000);
+  // wait for confirmation before it is expired; 0 (the default, as upstream's
+  // durationToExpireAssumedPod) never expires one: the informer confirms the
+  // binding (AddOrUpdateBoundPod) or removes the pod (RemovePod), so a lagging
+  // pod watch never releases the capacity of a pod that did bind.
+  explicit ClusterState(const Clock& clock, int64_t assumed_ttl_micros = 0);
 
   // ---- Fed by the event source -------------------------------------------
   void AddOrUpdateNode(std::shared_ptr<const api::Node> node);

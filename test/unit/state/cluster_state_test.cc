@@ -65,6 +65,29 @@ TEST_F(ClusterStateTest, ExpiresUnconfirmedAssumedPods) {
   EXPECT_EQ(Requested("b"), 0);
 }
 
+// Upstream never expires a bound assumed pod (durationToExpireAssumedPod = 0):
+// with the default TTL a pod whose binding finished keeps its capacity however
+// long the pod watch lags, until the informer confirms or removes it.
+TEST(ClusterStateDefaultsTest, BoundAssumedPodsNeverExpire) {
+  FakeClock clock{1'000'000};
+  ClusterState state{clock};
+  state.AddOrUpdateNode(std::make_shared<const api::Node>(SimpleNode("a", 4000, 1 << 30)));
+  auto pod = state.MakePodInfo(std::make_shared<const api::Pod>(SimplePod("p", 700, 0)));
+  ASSERT_TRUE(state.Assume(pod, "a").ok());
+  state.FinishBinding(pod->uid());
+  Snapshot snapshot;
+  for (int minute = 1; minute <= 60; ++minute) {
+    clock.Advance(60'000'000);
+    EXPECT_TRUE(state.CleanupExpiredAssumedPods().empty()) << "minute " << minute;
+  }
+  state.UpdateSnapshot(&snapshot);
+  EXPECT_EQ(snapshot.Get("a")->requested().milli_cpu, 700);
+  EXPECT_TRUE(state.IsAssumed(pod->uid()));
+  state.RemovePod(pod->uid());  // the informer's delete ends it
+  state.UpdateSnapshot(&snapshot);
+  EXPECT_EQ(snapshot.Get("a")->requested().milli_cpu, 0);
+}
+
 TEST_F(ClusterStateTest, SnapshotCopiesOnlyChangedNodes) {
   state_.UpdateSnapshot(&snapshot_);
   ASSERT_EQ(snapshot_.size(), 2u);
