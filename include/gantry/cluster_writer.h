@@ -21,7 +21,9 @@ namespace gantry::framework {
 
 // One Kubernetes event (events.k8s.io/v1) about an object.
 struct EventRecord {
-  std::string regarding_kind;  // "Pod", "PodGroup"
+  // "Pod" (v1), "PodGroup" (scheduling.k8s.io/v1beta1), "CompositePodGroup"
+  // (scheduling.k8s.io/v1alpha3).
+  std::string regarding_kind;
   std::string namespace_;
   std::string name;
   std::string uid;
@@ -54,6 +56,11 @@ struct PodGroupRef {
 // A PodGroup condition: PodGroupInitiallyScheduled (Composite... on a composite;
 // True is terminal: never False after True for a group), or DisruptionTarget
 // (True, reason PreemptionByScheduler) on a group preemption evicts whole.
+// Gantry's own PodGroup condition: True while some members of a gang are
+// bound but fewer than minCount (members failed to bind and are retried),
+// False (reason QuorumReached) once a later binding completes the gang.
+inline constexpr std::string_view kPodGroupBoundBelowQuorum = "gantry.dev/BoundBelowQuorum";
+
 struct PodGroupCondition {
   std::string type;     // "[Composite]PodGroupInitiallyScheduled" | "DisruptionTarget"
   std::string status;   // "True" | "False"
@@ -115,18 +122,29 @@ class ClusterWriter {
   // ---- Dynamic Resource Allocation (resourceclaims, resourceclaims/status) --
   // The defaults return Unimplemented so that writers without DRA support
   // keep compiling; the DynamicResources plugin turns that into an Error.
+  //
+  // Each write is conditional on `claim`'s resourceVersion (the version the
+  // scheduler saw) and UID. On a Conflict the writer re-reads the claim and
+  // re-applies the same change on the newer version (entries other writers
+  // added to reservedFor are kept), unless the newer version makes the change
+  // invalid (allocated differently, deallocated, or in use): then it fails.
+  // On success each returns the claim's resourceVersion after the write, ""
+  // when the writer cannot tell (the caller assumes the claim with it).
 
   // Adds `finalizer` (resource.kubernetes.io/delete-protection) to the claim's
-  // metadata if it is missing (UID precondition; Conflict on a stale claim).
-  virtual absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) {
+  // metadata if it is missing.
+  virtual absl::StatusOr<std::string> AddResourceClaimFinalizer(const api::ResourceClaim& claim,
+                                                                std::string_view finalizer) {
     (void)claim;
     (void)finalizer;
     return absl::UnimplementedError("AddResourceClaimFinalizer is not implemented by this cluster writer");
   }
 
   // Writes status.allocation (with allocationTimestamp) and status.reservedFor
-  // of `claim` (PreBind). `claim` is the version the scheduler saw.
-  virtual absl::Status UpdateResourceClaimStatus(
+  // of `claim` (PreBind, Unreserve). `reserved_for` is the list wanted on top
+  // of `claim`'s: the consumers it adds or drops relative to `claim` are what
+  // is re-applied after a Conflict.
+  virtual absl::StatusOr<std::string> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim, const api::AllocationResult& allocation,
       const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
     (void)claim;
@@ -136,8 +154,9 @@ class ClusterWriter {
   }
 
   // Clears status.allocation, status.reservedFor and status.devices of
-  // `claim` (PostFilter deallocation of a claim that cannot be used).
-  virtual absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) {
+  // `claim` (PostFilter deallocation of a claim that cannot be used). Fails
+  // when a newer version is reserved for a consumer `claim` did not have.
+  virtual absl::StatusOr<std::string> DeallocateResourceClaim(const api::ResourceClaim& claim) {
     (void)claim;
     return absl::UnimplementedError("DeallocateResourceClaim is not implemented by this cluster writer");
   }

@@ -71,6 +71,7 @@ class Status {
   }
   static Status Skip() { return Status(Code::kSkip); }
   // Maps an infrastructure error to a kError verdict carrying its message.
+  // An Error carrying `st`'s message and code (infra_code()).
   static Status FromAbsl(const absl::Status& st);
 
   Code code() const { return code_; }
@@ -90,6 +91,10 @@ class Status {
 
   // The plugin that produced a non-success verdict (set by the framework).
   std::string_view plugin() const { return rep_ ? std::string_view(rep_->plugin) : std::string_view(); }
+  // For an Error made by FromAbsl, the infrastructure error's code (e.g.
+  // kUnavailable for an API server that did not answer); kOk otherwise.
+  absl::StatusCode infra_code() const { return rep_ ? rep_->infra : absl::StatusCode::kOk; }
+
   Status& WithPlugin(std::string_view plugin) {
     if (rep_ != nullptr || !plugin.empty()) MutableRep().plugin = std::string(plugin);
     return *this;
@@ -101,6 +106,7 @@ class Status {
   struct Rep {
     std::vector<std::string> reasons;
     std::string plugin;
+    absl::StatusCode infra = absl::StatusCode::kOk;
   };
   Rep& MutableRep() {
     if (rep_ == nullptr) rep_ = std::make_unique<Rep>();

@@ -220,6 +220,12 @@ api::ResourceClaimConsumerReference GroupConsumer(const state::PodGroupClaims& g
                                              group.uid};
 }
 
+// Records the resourceVersion a claim write answered with ("" = unknown: the
+// version the write was based on stays).
+void SetVersion(api::ResourceClaim& claim, const std::string& rv) {
+  if (!rv.empty()) claim.meta.resource_version = rv;
+}
+
 bool IsReservedForGroup(const api::ResourceClaim& claim, const state::PodGroupClaims& group) {
   for (const api::ResourceClaimConsumerReference& r : claim.status.reserved_for) {
     if (r.resource.view() != "podgroups") continue;
@@ -999,14 +1005,15 @@ framework::PostFilterResult DynamicResources::PostFilter(framework::CycleState& 
     const api::ResourceClaim& claim = *data.claims[i].claim;
     const auto& rf = claim.status.reserved_for;
     if (!(rf.empty() || (rf.size() == 1 && rf[0].uid == pod.uid()))) continue;
-    absl::Status st = handle_.Writer().DeallocateResourceClaim(claim);
-    if (!st.ok()) {
-      result.status = Status::Error(std::string(st.message()));
+    absl::StatusOr<std::string> rv = handle_.Writer().DeallocateResourceClaim(claim);
+    if (!rv.ok()) {
+      result.status = Status::Error(std::string(rv.status().message()));
       return result;
     }
     if (dra != nullptr) {
       auto copy = std::make_shared<api::ResourceClaim>(claim);
       copy->status = {};
+      SetVersion(*copy, *rv);
       dra->AssumeClaim(std::move(copy));
     }
     result.status = Status::Unschedulable("deallocation of ResourceClaim completed");
@@ -1186,12 +1193,10 @@ void DynamicResources::Unreserve(framework::CycleState& state, const framework::
     auto updated = std::make_shared<api::ResourceClaim>(*current);
     std::erase_if(updated->status.reserved_for,
                   [&](const api::ResourceClaimConsumerReference& r) { return r.uid == pod.uid(); });
-    if (!handle_.Writer()
-             .UpdateResourceClaimStatus(*current, *current->status.allocation,
-                                        updated->status.reserved_for)
-             .ok()) {
-      continue;
-    }
+    absl::StatusOr<std::string> rv = handle_.Writer().UpdateResourceClaimStatus(
+        *current, *current->status.allocation, updated->status.reserved_for);
+    if (!rv.ok()) continue;
+    SetVersion(*updated, *rv);
     dra->AssumeClaim(std::move(updated));
   }
 }
@@ -1229,9 +1234,11 @@ Status BindGroupClaim(framework::FrameworkHandle& handle, std::mutex& mu, const 
       return fail("allocated by another scheduler while the group was being scheduled");
     if (std::find(current->meta.finalizers.begin(), current->meta.finalizers.end(),
                   api::kDeleteProtectionFinalizer) == current->meta.finalizers.end()) {
-      absl::Status st = writer.AddResourceClaimFinalizer(*current, api::kDeleteProtectionFinalizer);
-      if (!st.ok()) return fail(std::string(st.message()));
+      absl::StatusOr<std::string> rv =
+          writer.AddResourceClaimFinalizer(*current, api::kDeleteProtectionFinalizer);
+      if (!rv.ok()) return fail(std::string(rv.status().message()));
       updated->meta.finalizers.emplace_back(api::kDeleteProtectionFinalizer);
+      SetVersion(*updated, *rv);
     }
     api::AllocationResult a =
         rc.allocate ? data.reserved[static_cast<size_t>(rc.alloc_index)] : *seen.status.allocation;
@@ -1241,9 +1248,14 @@ Status BindGroupClaim(framework::FrameworkHandle& handle, std::mutex& mu, const 
     return fail("deallocated while the group was being scheduled");
   }
   updated->status.reserved_for.push_back(GroupConsumer(group));
-  absl::Status st = writer.UpdateResourceClaimStatus(*current, *updated->status.allocation,
-                                                     updated->status.reserved_for);
-  if (!st.ok()) return fail(std::string(st.message()));
+  // The status write is conditional on the version after the finalizer patch.
+  api::ResourceClaim base = *current;
+  base.meta.finalizers = updated->meta.finalizers;
+  base.meta.resource_version = updated->meta.resource_version;
+  absl::StatusOr<std::string> rv = writer.UpdateResourceClaimStatus(
+      base, *updated->status.allocation, updated->status.reserved_for);
+  if (!rv.ok()) return fail(std::string(rv.status().message()));
+  SetVersion(*updated, *rv);
   if (HasBindingConditions(*updated)) with_conditions->push_back(key);
   if (dra != nullptr) dra->AssumeClaim(std::move(updated));
   return Status();
@@ -1271,17 +1283,17 @@ Status BindExtendedClaim(framework::FrameworkHandle& handle, CycleData& data,
   absl::StatusOr<api::ResourceClaim> created =
       writer.CreateResourceClaim(to_create, gantry::StrCat(p.meta.name, "-extended-resources-"));
   if (!created.ok()) return fail("create", created.status());
-  auto updated = std::make_shared<api::ResourceClaim>(std::move(*created));
+  auto updated = std::make_shared<api::ResourceClaim>(*created);
   data.extended_created = updated;
   api::AllocationResult a = data.extended_allocation;
   a.allocation_timestamp_micros = handle.clock().NowMicros();
   updated->status.allocation = a;
   updated->status.reserved_for = {
       api::ResourceClaimConsumerReference{{}, api::Symbol::Intern("pods"), p.meta.name, pod.uid()}};
-  if (absl::Status st = writer.UpdateResourceClaimStatus(*updated, a, updated->status.reserved_for);
-      !st.ok()) {
-    return fail("allocate", st);
-  }
+  absl::StatusOr<std::string> rv =
+      writer.UpdateResourceClaimStatus(*created, a, updated->status.reserved_for);
+  if (!rv.ok()) return fail("allocate", rv.status());
+  SetVersion(*updated, *rv);
   if (dra != nullptr) {
     // Assumed before the in-flight entry goes, so the devices stay held.
     dra->AssumeClaim(updated);
@@ -1323,12 +1335,15 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
     if (rc.allocate) {
       if (std::find(claim.meta.finalizers.begin(), claim.meta.finalizers.end(), api::kDeleteProtectionFinalizer) ==
           claim.meta.finalizers.end()) {
-        absl::Status st = writer.AddResourceClaimFinalizer(claim, api::kDeleteProtectionFinalizer);
-        if (!st.ok()) {
+        absl::StatusOr<std::string> rv =
+            writer.AddResourceClaimFinalizer(claim, api::kDeleteProtectionFinalizer);
+        if (!rv.ok()) {
           if (dra) dra->RemoveInFlight(claim.meta.uid);
-          return Status::Error(gantry::StrCat("resourceclaim \"", claim.meta.name, "\": ", st.message()));
+          return Status::Error(
+              gantry::StrCat("resourceclaim \"", claim.meta.name, "\": ", rv.status().message()));
         }
         updated->meta.finalizers.emplace_back(api::kDeleteProtectionFinalizer);
+        SetVersion(*updated, *rv);
       }
       api::AllocationResult a = data.reserved[static_cast<size_t>(rc.alloc_index)];
       a.allocation_timestamp_micros = handle_.clock().NowMicros();
@@ -1336,11 +1351,18 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
     }
     updated->status.reserved_for.push_back(
         api::ResourceClaimConsumerReference{{}, api::Symbol::Intern("pods"), pod.p().meta.name, pod.uid()});
-    absl::Status st = writer.UpdateResourceClaimStatus(claim, *updated->status.allocation, updated->status.reserved_for);
-    if (!st.ok()) {
+    // The status write is conditional on the version after the finalizer patch.
+    api::ResourceClaim base = claim;
+    base.meta.finalizers = updated->meta.finalizers;
+    base.meta.resource_version = updated->meta.resource_version;
+    absl::StatusOr<std::string> rv = writer.UpdateResourceClaimStatus(
+        base, *updated->status.allocation, updated->status.reserved_for);
+    if (!rv.ok()) {
       if (dra && rc.allocate) dra->RemoveInFlight(claim.meta.uid);
-      return Status::Error(gantry::StrCat("resourceclaim \"", claim.meta.name, "\": ", st.message()));
+      return Status::Error(
+          gantry::StrCat("resourceclaim \"", claim.meta.name, "\": ", rv.status().message()));
     }
+    SetVersion(*updated, *rv);
     if (has_conditions(*updated)) with_conditions.push_back(gantry::StrCat(claim.meta.namespace_.view(), "/", claim.meta.name));
     if (dra) dra->AssumeClaim(std::move(updated));
   }
@@ -1364,9 +1386,10 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
     if (current == nullptr || !current->IsAllocated()) continue;
     const auto& rf = current->status.reserved_for;
     if (!(rf.empty() || (rf.size() == 1 && rf[0].uid == pod.uid()))) continue;
-    if (writer.DeallocateResourceClaim(*current).ok()) {
+    if (absl::StatusOr<std::string> rv = writer.DeallocateResourceClaim(*current); rv.ok()) {
       auto copy = std::make_shared<api::ResourceClaim>(*current);
       copy->status = {};
+      SetVersion(*copy, *rv);
       dra->AssumeClaim(std::move(copy));
     }
   }

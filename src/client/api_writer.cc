@@ -185,46 +185,191 @@ std::string ApiClusterWriter::ClaimStatusPatch(
   nlohmann::json patch = {
       {"status",
        {{"allocation", AllocationJson(allocation, WallMicros())}, {"reservedFor", reserved}}}};
-  if (!claim.meta.uid.empty()) patch["metadata"] = {{"uid", claim.meta.uid}};
+  nlohmann::json meta = nlohmann::json::object();
+  if (!claim.meta.uid.empty()) meta["uid"] = claim.meta.uid;
+  // resourceVersion makes the merge patch conditional: reservedFor is
+  // replaced whole, so a version someone else changed must be a Conflict.
+  if (!claim.meta.resource_version.empty()) meta["resourceVersion"] = claim.meta.resource_version;
+  if (!meta.empty()) patch["metadata"] = std::move(meta);
   return patch.dump();
 }
 
-absl::Status ApiClusterWriter::AddResourceClaimFinalizer(const api::ResourceClaim& claim,
-                                                         std::string_view finalizer) {
-  for (const std::string& f : claim.meta.finalizers) {
-    if (f == finalizer) return absl::OkStatus();
+namespace {
+
+bool SameResults(const api::AllocationResult& a, const api::AllocationResult& b) {
+  if (a.results.size() != b.results.size()) return false;
+  for (size_t i = 0; i < a.results.size(); ++i) {
+    const api::DeviceRequestAllocationResult& x = a.results[i];
+    const api::DeviceRequestAllocationResult& y = b.results[i];
+    if (x.request != y.request || x.driver != y.driver || x.pool != y.pool ||
+        x.device != y.device || x.share_id != y.share_id) {
+      return false;
+    }
   }
-  std::vector<std::string> finalizers = claim.meta.finalizers;
-  finalizers.emplace_back(finalizer);
-  // resourceVersion makes the merge patch conditional: a stale claim is a Conflict.
-  return ClaimWriteResult(
-      client_.Do(CheapWrite(FinalizersPatch(claim, finalizers, /*with_resource_version=*/true))),
-      StrCat("add finalizer to ResourceClaim ", claim.meta.Key()));
+  return true;
 }
 
-absl::Status ApiClusterWriter::UpdateResourceClaimStatus(
+bool HasConsumer(const std::vector<api::ResourceClaimConsumerReference>& list,
+                 std::string_view uid) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const api::ResourceClaimConsumerReference& r) { return r.uid == uid; });
+}
+
+}  // namespace
+
+absl::StatusOr<api::ResourceClaim> ApiClusterWriter::ReadClaim(const api::ResourceClaim& claim,
+                                                               std::string_view what) {
+  HttpRequest get;
+  get.method = "GET";
+  get.path = ClaimPath(claim, "");
+  absl::StatusOr<HttpResponse> r = client_.Do(get);
+  if (absl::Status st = ClaimWriteResult(r, what); !st.ok()) return st;
+  simdjson::dom::parser parser;
+  api::JsonValue root;
+  if (parser.parse(r->body).get(root) != simdjson::SUCCESS) {
+    return absl::InternalError(StrCat(what, ": the claim read after a conflict is not JSON"));
+  }
+  absl::StatusOr<api::ResourceClaim> fresh = api::DecodeResourceClaim(root);
+  if (fresh.ok() && !claim.meta.uid.empty() && fresh->meta.uid != claim.meta.uid) {
+    return absl::NotFoundError(StrCat(what, ": the claim was deleted and created again"));
+  }
+  return fresh;
+}
+
+absl::StatusOr<std::string> ApiClusterWriter::ConditionalClaimWrite(
+    const api::ResourceClaim& claim, std::string_view what,
+    const std::function<HttpRequest(const api::ResourceClaim&)>& request,
+    const std::function<absl::StatusOr<bool>(const api::ResourceClaim&)>& reapply) {
+  api::ResourceClaim base = claim;
+  for (int attempt = 1;; ++attempt) {
+    absl::StatusOr<HttpResponse> r = client_.Do(CheapWrite(request(base)));
+    if (r.ok() && r->status >= 200 && r->status < 300) {
+      return ResponseResourceVersion(*r);
+    }
+    if (!r.ok() || r->status != 409 || attempt >= kClaimConflictRetries) {
+      absl::Status st = ClaimWriteResult(r, what);
+      if (r.ok() && r->status == 409) {
+        return absl::AbortedError(
+            StrCat(st.message(), " (still conflicting after ", attempt, " attempts)"));
+      }
+      return st;
+    }
+    claim_conflicts_.fetch_add(1, std::memory_order_relaxed);
+    absl::StatusOr<api::ResourceClaim> fresh = ReadClaim(base, what);
+    if (!fresh.ok()) return fresh.status();
+    absl::StatusOr<bool> again = reapply(*fresh);
+    if (!again.ok()) return again.status();
+    if (!*again) return fresh->meta.resource_version;  // the newer version already has it
+    base = *std::move(fresh);
+  }
+}
+
+absl::StatusOr<std::string> ApiClusterWriter::AddResourceClaimFinalizer(
+    const api::ResourceClaim& claim, std::string_view finalizer) {
+  auto has = [&](const api::ResourceClaim& c) {
+    return std::find(c.meta.finalizers.begin(), c.meta.finalizers.end(), finalizer) !=
+           c.meta.finalizers.end();
+  };
+  if (has(claim)) return claim.meta.resource_version;
+  return ConditionalClaimWrite(
+      claim, StrCat("add finalizer to ResourceClaim ", claim.meta.Key()),
+      [&](const api::ResourceClaim& base) {
+        std::vector<std::string> finalizers = base.meta.finalizers;
+        finalizers.emplace_back(finalizer);
+        return FinalizersPatch(base, finalizers, /*with_resource_version=*/true);
+      },
+      [&](const api::ResourceClaim& fresh) -> absl::StatusOr<bool> { return !has(fresh); });
+}
+
+absl::StatusOr<std::string> ApiClusterWriter::UpdateResourceClaimStatus(
     const api::ResourceClaim& claim, const api::AllocationResult& allocation,
     const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
-  HttpRequest req;
-  req.method = "PATCH";
-  req.path = ClaimPath(claim, "status");
-  req.content_type = "application/merge-patch+json";
-  req.body = ClaimStatusPatch(claim, allocation, reserved_for);
-  return ClaimWriteResult(client_.Do(CheapWrite(req)),
-                          StrCat("update status of ResourceClaim ", claim.meta.Key()));
+  const std::string what = StrCat("update status of ResourceClaim ", claim.meta.Key());
+  // The change relative to `claim`, re-applied to a newer version on Conflict.
+  std::vector<api::ResourceClaimConsumerReference> added;
+  std::vector<std::string> dropped;
+  for (const api::ResourceClaimConsumerReference& r : reserved_for) {
+    if (!HasConsumer(claim.status.reserved_for, r.uid)) added.push_back(r);
+  }
+  for (const api::ResourceClaimConsumerReference& r : claim.status.reserved_for) {
+    if (!HasConsumer(reserved_for, r.uid)) dropped.push_back(r.uid);
+  }
+  const bool allocating = !claim.status.allocation.has_value();
+  std::vector<api::ResourceClaimConsumerReference> wanted = reserved_for;
+  return ConditionalClaimWrite(
+      claim, what,
+      [&](const api::ResourceClaim& base) {
+        HttpRequest req;
+        req.method = "PATCH";
+        req.path = ClaimPath(base, "status");
+        req.content_type = "application/merge-patch+json";
+        req.body = ClaimStatusPatch(base, allocation, wanted);
+        return req;
+      },
+      [&](const api::ResourceClaim& fresh) -> absl::StatusOr<bool> {
+        if (fresh.meta.deletion_micros.has_value() && allocating) {
+          return absl::FailedPreconditionError(StrCat(what, ": the claim is being deleted"));
+        }
+        if (fresh.status.allocation.has_value()) {
+          if (!SameResults(*fresh.status.allocation, allocation)) {
+            return absl::AbortedError(StrCat(
+                what, ": allocated differently by another writer since the scheduler read it"));
+          }
+        } else if (!allocating) {
+          return absl::AbortedError(
+              StrCat(what, ": deallocated by another writer since the scheduler read it"));
+        }
+        std::vector<api::ResourceClaimConsumerReference> next;
+        for (const api::ResourceClaimConsumerReference& r : fresh.status.reserved_for) {
+          if (std::find(dropped.begin(), dropped.end(), r.uid) == dropped.end()) next.push_back(r);
+        }
+        for (const api::ResourceClaimConsumerReference& r : added) {
+          if (!HasConsumer(next, r.uid)) next.push_back(r);
+        }
+        if (next.size() > api::kReservedForMaxSize) {
+          return absl::ResourceExhaustedError(
+              StrCat(what, ": reservedFor would exceed ", api::kReservedForMaxSize, " entries"));
+        }
+        bool same =
+            fresh.status.allocation.has_value() && next.size() == fresh.status.reserved_for.size();
+        for (size_t i = 0; same && i < next.size(); ++i)
+          same = next[i].uid == fresh.status.reserved_for[i].uid;
+        wanted = std::move(next);
+        return !same;
+      });
 }
 
-absl::Status ApiClusterWriter::DeallocateResourceClaim(const api::ResourceClaim& claim) {
-  nlohmann::json patch = {
-      {"status", {{"allocation", nullptr}, {"reservedFor", nullptr}, {"devices", nullptr}}}};
-  if (!claim.meta.uid.empty()) patch["metadata"] = {{"uid", claim.meta.uid}};
-  HttpRequest req;
-  req.method = "PATCH";
-  req.path = ClaimPath(claim, "status");
-  req.content_type = "application/merge-patch+json";
-  req.body = patch.dump();
-  return ClaimWriteResult(client_.Do(CheapWrite(req)),
-                          StrCat("deallocate ResourceClaim ", claim.meta.Key()));
+absl::StatusOr<std::string> ApiClusterWriter::DeallocateResourceClaim(
+    const api::ResourceClaim& claim) {
+  const std::string what = StrCat("deallocate ResourceClaim ", claim.meta.Key());
+  return ConditionalClaimWrite(
+      claim, what,
+      [&](const api::ResourceClaim& base) {
+        nlohmann::json patch = {
+            {"status", {{"allocation", nullptr}, {"reservedFor", nullptr}, {"devices", nullptr}}}};
+        nlohmann::json meta = nlohmann::json::object();
+        if (!base.meta.uid.empty()) meta["uid"] = base.meta.uid;
+        if (!base.meta.resource_version.empty())
+          meta["resourceVersion"] = base.meta.resource_version;
+        if (!meta.empty()) patch["metadata"] = std::move(meta);
+        HttpRequest req;
+        req.method = "PATCH";
+        req.path = ClaimPath(base, "status");
+        req.content_type = "application/merge-patch+json";
+        req.body = patch.dump();
+        return req;
+      },
+      [&](const api::ResourceClaim& fresh) -> absl::StatusOr<bool> {
+        if (!fresh.status.allocation.has_value()) return false;  // already deallocated
+        for (const api::ResourceClaimConsumerReference& r : fresh.status.reserved_for) {
+          if (!HasConsumer(claim.status.reserved_for, r.uid)) {
+            return absl::FailedPreconditionError(StrCat(what, ": reserved for ", r.resource.view(),
+                                                        " ", r.name,
+                                                        " since the scheduler read it"));
+          }
+        }
+        return true;
+      });
 }
 
 std::string ApiClusterWriter::ClaimCreateBody(const api::ResourceClaim& claim,
@@ -347,11 +492,12 @@ std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(
   HttpRequest req;
   req.method = "PATCH";
   const bool disruption = c.type == "DisruptionTarget";
+  const bool quorum = c.type == framework::kPodGroupBoundBelowQuorum;
   if (g.api_group == "scheduling.x-k8s.io") {
     // scheduler-plugins PodGroups have a phase, not conditions; its
     // controller moves a scheduled group to Running as members run. Nothing
-    // represents DisruptionTarget there.
-    if (c.status == "True" || disruption) return std::nullopt;
+    // represents DisruptionTarget or BoundBelowQuorum there (the event does).
+    if (c.status == "True" || disruption || quorum) return std::nullopt;
     req.path = StrCat("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/", UrlEncode(g.namespace_),
                       "/podgroups/", UrlEncode(g.name), "/status");
     req.content_type = "application/merge-patch+json";
@@ -367,7 +513,10 @@ std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(
                     "/status?fieldManager=",
                     // One field manager per condition type: an apply that omits a
                     // condition its manager applied before would remove it.
-                    disruption ? "gantry-scheduler-preemption" : "gantry-scheduler", "&force=true");
+                    disruption ? "gantry-scheduler-preemption"
+                    : quorum   ? "gantry-scheduler-quorum"
+                               : "gantry-scheduler",
+                    "&force=true");
   req.content_type = "application/apply-patch+yaml";  // JSON is YAML
   nlohmann::json cond = {{"type", c.type},
                          {"status", c.status},
@@ -392,6 +541,22 @@ absl::Status ApiClusterWriter::UpdatePodGroupCondition(
   {
     // The transition time only moves when the status changes.
     std::lock_guard<std::mutex> lock(group_mu_);
+    if (group_transitions_.size() >= options_.group_transition_capacity) {
+      // Bounded: forget the transitions older than an hour, or all of them
+      // (a forgotten group's next condition gets a fresh transition time).
+      const size_t before = group_transitions_.size();
+      for (auto it = group_transitions_.begin(); it != group_transitions_.end();) {
+        if (it->second.second < now - 3'600'000'000LL) {
+          group_transitions_.erase(it++);
+        } else {
+          ++it;
+        }
+      }
+      if (group_transitions_.size() >= options_.group_transition_capacity)
+        group_transitions_.clear();
+      std::lock_guard<std::mutex> stats_lock(stats_mu_);
+      stats_.group_transitions_pruned += static_cast<int64_t>(before - group_transitions_.size());
+    }
     auto& [status, since] =
         group_transitions_[StrCat(group.api_group, "/", group.kind, " ", group.namespace_, "/",
                                   group.name, " ", condition.type)];
@@ -405,9 +570,13 @@ absl::Status ApiClusterWriter::UpdatePodGroupCondition(
   std::optional<HttpRequest> req = PodGroupConditionRequest(group, condition, transition);
   if (!req) return absl::OkStatus();
   std::string key = StrCat(group.kind, " ", group.namespace_, "/", group.name);
-  Enqueue([this, req = std::move(*req), key = std::move(key)] {
-    SendStatusPatch(req, "the scheduling condition", key, "patch status");
-  });
+  if (!Enqueue([this, req = std::move(*req), key] {
+        SendStatusPatch(req, "the scheduling condition", key, "patch status");
+      })) {
+    return absl::ResourceExhaustedError(StrCat("the condition of ", key,
+                                               " dropped: ", options_.status_patch_queue_capacity,
+                                               " status patches are waiting"));
+  }
   return absl::OkStatus();
 }
 
@@ -529,12 +698,18 @@ void ApiClusterWriter::SendStatusPatch(const HttpRequest& req, std::string_view 
   }
 }
 
-void ApiClusterWriter::Enqueue(std::function<void()> task) {
+bool ApiClusterWriter::Enqueue(std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (tasks_.size() >= options_.status_patch_queue_capacity) {
+      std::lock_guard<std::mutex> stats_lock(stats_mu_);
+      ++stats_.status_patches_dropped;
+      return false;
+    }
     tasks_.push_back(std::move(task));
   }
   cv_.notify_one();
+  return true;
 }
 
 void ApiClusterWriter::Worker() {
@@ -602,15 +777,42 @@ absl::Status ApiClusterWriter::BindPod(const api::Pod& pod, std::string_view nod
   req.method = "POST";
   req.path = PodPath(pod, "binding");
   req.body = BindingBody(pod, node);
+  const std::string what = StrCat("bind ", pod.meta.Key(), " to ", node);
   absl::StatusOr<HttpResponse> r = client_.Do(CheapWrite(req));
-  if (!r.ok()) return r.status();
-  if (r->status == 200 || r->status == 201) {
+  if (r.ok() && (r->status == 200 || r->status == 201)) {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.bindings;
     return absl::OkStatus();
   }
-  absl::Status err = HttpError(*r, StrCat("bind ", pod.meta.Key(), " to ", node));
-  if (r->status == 409) {
+  absl::Status err = r.ok() ? HttpError(*r, what) : r.status();
+  // A transport error, a timeout, a 5xx, or a 409 (an earlier attempt of
+  // ours may have landed) says nothing certain about whether the binding was
+  // made: read the pod before anyone undoes the reservation of a pod that did bind.
+  const bool ambiguous = !r.ok() || r->status >= 500 || r->status == 409 || r->status == 429;
+  if (ambiguous) {
+    absl::StatusOr<std::string> bound_to = BoundNode(pod, what);
+    if (bound_to.ok() && *bound_to == node) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.bindings;
+      ++stats_.bindings_confirmed_by_read;
+      return absl::OkStatus();
+    }
+    if (bound_to.ok() && !bound_to->empty()) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.binding_conflicts;
+      return absl::AlreadyExistsError(
+          StrCat(what, ": the pod is bound to node ", *bound_to, " already"));
+    }
+    if (!bound_to.ok()) {
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.bindings_unresolved;
+      }
+      spdlog::warn("{}: {}; the pod could not be read back either ({})", what, Msg(err),
+                   Msg(bound_to.status()));
+    }
+  }
+  if (r.ok() && r->status == 409) {
     {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.binding_conflicts;
@@ -618,6 +820,42 @@ absl::Status ApiClusterWriter::BindPod(const api::Pod& pod, std::string_view nod
     return absl::AlreadyExistsError(err.message());
   }
   return err;
+}
+
+absl::StatusOr<std::string> ApiClusterWriter::BoundNode(const api::Pod& pod,
+                                                        std::string_view what) {
+  HttpRequest get;
+  get.method = "GET";
+  get.path = PodPath(pod, "");
+  absl::Status last = absl::UnavailableError("not read");
+  for (int attempt = 0; attempt < options_.bind_readback_attempts; ++attempt) {
+    if (attempt > 0) {
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(options_.bind_readback_interval_millis));
+    }
+    absl::StatusOr<HttpResponse> r = client_.Do(get);
+    if (!r.ok()) {
+      last = r.status();
+      continue;
+    }
+    if (r->status == 404) return std::string();  // gone: not bound by us
+    if (r->status != 200) {
+      last = HttpError(*r, StrCat(what, ": read the pod back"));
+      if (r->status < 500 && r->status != 429) return last;
+      continue;
+    }
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    if (parser.parse(r->body).get(root) != simdjson::SUCCESS) {
+      return absl::InternalError(StrCat(what, ": the pod read back is not JSON"));
+    }
+    std::string_view uid, node_name;
+    if (root["metadata"]["uid"].get(uid) != simdjson::SUCCESS) uid = {};
+    if (root["spec"]["nodeName"].get(node_name) != simdjson::SUCCESS) node_name = {};
+    if (!pod.meta.uid.empty() && uid != pod.meta.uid) return std::string();  // another pod now
+    return std::string(node_name);
+  }
+  return last;
 }
 
 absl::Status ApiClusterWriter::UpdatePodScheduledCondition(
@@ -636,7 +874,7 @@ absl::Status ApiClusterWriter::UpdatePodScheduledCondition(
     seq = ++write_seq_;
     ++pending_status_[uid].queued;
   }
-  Enqueue([this, req = std::move(req), key = std::move(key), uid = std::move(uid), seq] {
+  const bool queued = Enqueue([this, req = std::move(req), key, uid, seq] {
     if (!uid.empty()) {
       bool superseded = false;
       {
@@ -655,6 +893,16 @@ absl::Status ApiClusterWriter::UpdatePodScheduledCondition(
     }
     SendStatusPatch(req, "PodScheduled", key, "patch pods/status");
   });
+  if (!queued && !uid.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_status_.find(uid);
+    if (it != pending_status_.end() && --it->second.queued <= 0) pending_status_.erase(it);
+  }
+  if (!queued) {
+    return absl::ResourceExhaustedError(StrCat("PodScheduled of ", key,
+                                               " dropped: ", options_.status_patch_queue_capacity,
+                                               " status patches are waiting"));
+  }
   return absl::OkStatus();
 }
 
@@ -741,7 +989,13 @@ absl::Status ApiClusterWriter::CreateEvent(const framework::EventRecord& e, int6
   const std::string controller =
       e.reporting_controller.empty() ? "gantry-scheduler" : e.reporting_controller;
   nlohmann::json regarding = {{"kind", e.regarding_kind}, {"name", e.name}};
-  if (e.regarding_kind == "Pod") regarding["apiVersion"] = "v1";
+  if (e.regarding_kind == "Pod") {
+    regarding["apiVersion"] = "v1";
+  } else if (e.regarding_kind == "PodGroup") {
+    regarding["apiVersion"] = "scheduling.k8s.io/v1beta1";
+  } else if (e.regarding_kind == "CompositePodGroup") {
+    regarding["apiVersion"] = "scheduling.k8s.io/v1alpha3";
+  }
   if (!e.namespace_.empty()) regarding["namespace"] = e.namespace_;
   if (!e.uid.empty()) regarding["uid"] = e.uid;
   nlohmann::json body = {{"apiVersion", "events.k8s.io/v1"},

@@ -56,14 +56,32 @@ struct WriterOptions {
   int event_workers = 32;
   int64_t series_window_micros = 6 * 60 * 1'000'000LL;  // fold repeats seen within this window
   int status_patch_retries = 5;
+  // Pods whose PodScheduled patch waits to be sent; a patch for another pod
+  // beyond this many is dropped (WriterStats::status_patches_dropped: the
+  // pod's next attempt writes its condition again).
+  size_t status_patch_queue_capacity = 20'000;
+  // PodGroup conditions whose lastTransitionTime is remembered; beyond this
+  // many the ones older than an hour are forgotten (all, if that is not enough).
+  size_t group_transition_capacity = 100'000;
+  // After an ambiguous binding answer, how often (and how far apart) the pod
+  // is read back to learn whether it was bound.
+  int bind_readback_attempts = 3;
+  int64_t bind_readback_interval_millis = 500;
 };
 
 struct WriterStats {
   int64_t bindings = 0;
   int64_t binding_conflicts = 0;
+  // Bindings whose answer was lost (transport error, timeout, 5xx, 409) but
+  // that the pod read back shows were made, and those the read back could not
+  // settle (the binding is reported failed).
+  int64_t bindings_confirmed_by_read = 0;
+  int64_t bindings_unresolved = 0;
   int64_t status_patches = 0;
   int64_t status_patch_failures = 0;
   int64_t status_patches_superseded = 0;  // skipped: the pod was bound after the patch was queued
+  int64_t status_patches_dropped = 0;     // the queue was full (status_patch_queue_capacity)
+  int64_t group_transitions_pruned = 0;   // remembered transition times forgotten (capacity)
   int64_t events_created = 0;
   int64_t events_folded = 0;
   int64_t events_dropped = 0;  // the queue was full
@@ -85,13 +103,18 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   absl::Status DeletePodForPreemption(const api::Pod& victim, const api::Pod& preemptor,
                                       std::string_view node) override;
   void RecordEvent(const framework::EventRecord& event) override;
-  // resource.k8s.io/v1 claims (sync; UID precondition in every patch).
-  absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim,
-                                         std::string_view finalizer) override;
-  absl::Status UpdateResourceClaimStatus(
+  // resource.k8s.io/v1 claims (sync; UID and resourceVersion preconditions
+  // in every patch; on a Conflict the claim is read again and the change
+  // re-applied, up to kClaimConflictRetries attempts in all).
+  static constexpr int kClaimConflictRetries = 5;
+  absl::StatusOr<std::string> AddResourceClaimFinalizer(const api::ResourceClaim& claim,
+                                                        std::string_view finalizer) override;
+  absl::StatusOr<std::string> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim, const api::AllocationResult& allocation,
       const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
-  absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  absl::StatusOr<std::string> DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  // Conflicts met by claim writes (each one re-read the claim).
+  int64_t ClaimConflicts() const { return claim_conflicts_.load(std::memory_order_relaxed); }
   // Extended resources backed by DRA: POST resourceclaims (ClaimCreateBody),
   // the finalizer removal and DELETE of such a claim, and a merge patch of
   // pods/status (ExtendedResourceClaimStatusPatch). Synchronous.
@@ -137,6 +160,20 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   static std::string FormatTime(int64_t unix_micros);       // 2006-01-02T15:04:05Z
 
  private:
+  // Sends request(base) until it succeeds, starting with base = `claim`; on a
+  // 409 reads the claim again and asks reapply(fresh): an error ends the
+  // write, false means the fresh version already holds the change (its
+  // resourceVersion is returned), true retries with base = fresh.
+  absl::StatusOr<std::string> ConditionalClaimWrite(
+      const api::ResourceClaim& claim, std::string_view what,
+      const std::function<HttpRequest(const api::ResourceClaim&)>& request,
+      const std::function<absl::StatusOr<bool>(const api::ResourceClaim&)>& reapply);
+  absl::StatusOr<api::ResourceClaim> ReadClaim(const api::ResourceClaim& claim,
+                                               std::string_view what);
+  // spec.nodeName of `pod` as the API server has it now ("" when unbound,
+  // deleted or replaced by a pod of another UID); an error when it cannot be read.
+  absl::StatusOr<std::string> BoundNode(const api::Pod& pod, std::string_view what);
+
   struct Series {
     std::string name;
     std::string namespace_;
@@ -154,7 +191,9 @@ class ApiClusterWriter final : public framework::ClusterWriter {
     absl::flat_hash_map<std::string, Series> series;
     std::thread thread;
   };
-  void Enqueue(std::function<void()> task);
+  // Queues a status patch; false (counted) when status_patch_queue_capacity
+  // patches wait already.
+  bool Enqueue(std::function<void()> task);
   // Sends one status patch with retries (5xx/429/transport, up to
   // status_patch_retries); 404 means the object is gone. Counts the outcome
   // in stats_ and logs "updating <what> of <key>" on failure.
@@ -168,6 +207,7 @@ class ApiClusterWriter final : public framework::ClusterWriter {
 
   HttpClient& client_;
   HttpClient& events_client_;
+  std::atomic<int64_t> claim_conflicts_{0};
   WriterOptions options_;
 
   std::mutex mu_;

@@ -11,6 +11,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 #include "nlohmann/json.hpp"
+#include "simdjson.h"
 #include "spdlog/spdlog.h"
 
 namespace gantry::client {
@@ -178,6 +179,26 @@ bool DecodeProtobufStatus(std::string_view body, std::string* message, std::stri
   *message = m ? std::string(*m) : std::string();
   *reason = rs ? std::string(*rs) : std::string();
   return true;
+}
+
+std::string ResponseResourceVersion(const HttpResponse& resp) {
+  static constexpr std::string_view kMagic("k8s\0", 4);
+  if (std::string_view body = resp.body; body.starts_with(kMagic)) {
+    // runtime.Unknown{2 raw: the object {1 metadata: ObjectMeta{6 resourceVersion}}}.
+    bool ok = true;
+    std::optional<std::string_view> raw = BytesField(body.substr(kMagic.size()), 2, &ok);
+    std::optional<std::string_view> meta = ok && raw ? BytesField(*raw, 1, &ok) : std::nullopt;
+    std::optional<std::string_view> rv = ok && meta ? BytesField(*meta, 6, &ok) : std::nullopt;
+    return ok && rv ? std::string(*rv) : std::string();
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  std::string_view rv;
+  if (parser.parse(resp.body).get(root) != simdjson::SUCCESS ||
+      root["metadata"]["resourceVersion"].get(rv) != simdjson::SUCCESS) {
+    return std::string();
+  }
+  return std::string(rv);
 }
 
 absl::Status HttpError(const HttpResponse& resp, std::string_view what) {

@@ -114,6 +114,10 @@ std::string UrlEncode(std::string_view s);
 // `body` is not one.
 bool DecodeProtobufStatus(std::string_view body, std::string* message, std::string* reason);
 
+// metadata.resourceVersion of the object a write answered with (protobuf or
+// JSON), "" when the answer does not carry one.
+std::string ResponseResourceVersion(const HttpResponse& resp);
+
 // Turns a non-2xx response (a JSON or protobuf Status) into a Status with the API server's message:
 // 404 NotFound, 409 AlreadyExists/Aborted (conflict), 401/403, 410, 429,
 // 5xx Unavailable.

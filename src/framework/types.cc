@@ -50,7 +50,9 @@ std::string_view CodeName(Code code) {
 
 Status Status::FromAbsl(const absl::Status& st) {
   if (st.ok()) return Status();
-  return Status(Code::kError, std::string(st.message()));
+  Status out(Code::kError, std::string(st.message()));
+  out.MutableRep().infra = st.code();
+  return out;
 }
 
 std::string Status::Message() const {

@@ -631,7 +631,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     for (const auto& [leaf, idx] : leaf_of) {
       auto it = foreign_group_schedulers_.find(leaf);
       if (it == foreign_group_schedulers_.end()) continue;
-      for (const std::string& n : it->second) foreign += ", " + n;
+      for (const auto& [n, pods] : it->second) foreign += ", " + n;
     }
   }
   if (foreign.empty()) {
@@ -811,6 +811,9 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
   }
 
   const int64_t duration = NowMicros() - start_micros;
+  // The placed members bind together (Scheduler::RunGangBindingCycle).
+  GangBindTask gang;
+  absl::flat_hash_map<size_t, size_t> gang_leaf;  // tree index -> index into gang.leaves
   for (size_t m = 0; m < members.size(); ++m) {
     MemberTrial& mt = slots[m];
     if (mt.node.empty()) {
@@ -822,8 +825,14 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
                       duration, cycle, false);
       continue;
     }
-    StartBinding(BindTask{std::move(members[m]), fw, std::move(mt.state), mt.node, duration});
+    const size_t t = leaf_of[state::GroupKeyOf(members[m].pod_info->p())];
+    auto [it, added] = gang_leaf.try_emplace(t, gang.leaves.size());
+    if (added) gang.leaves.push_back(GangLeaf{tree[t].info, tree[t].already});
+    gang.leaf_of.push_back(it->second);
+    gang.members.push_back(
+        BindTask{std::move(members[m]), fw, std::move(mt.state), mt.node, duration});
   }
+
   for (const TreeNode& t : tree) {
     const std::string where = t.domain.empty() ? "" : gantry::StrCat(" in ", t.domain);
     if (t.satisfied) {
@@ -841,6 +850,9 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     if (&t == &tree.front()) go.domains = placer.root_trials();
     NotifyGroup(go);
   }
+  // After the status: an inline (offline) binding's failure must not be
+  // followed by the cycle's own condition.
+  if (!gang.members.empty()) StartBinding(std::move(gang));
 }
 
 }  // namespace gantry::scheduler

@@ -150,7 +150,10 @@ void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
     // membership of a PodGroup, so that group can be rejected as mixed.
     if (std::string group = state::GroupKeyOf(*pod); !group.empty()) {
       std::lock_guard<std::mutex> lock(foreign_mu_);
-      foreign_group_schedulers_[group].insert(pod->scheduler_name.str());
+      if (!foreign_members_.contains(pod->meta.uid)) {
+        ++foreign_group_schedulers_[group][pod->scheduler_name.str()];
+        foreign_members_[pod->meta.uid] = ForeignMember{group, pod->scheduler_name.str()};
+      }
     }
     return;
   }
@@ -163,6 +166,7 @@ void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared
     return;
   }
   if (pod->IsBound()) {
+    ForgetForeignMember(pod->meta.uid);
     state_.AddOrUpdateBoundPod(pod);
     framework::PodInfoPtr info = state_.MakePodInfo(pod);
     if (old_pod && old_pod->IsBound()) {
@@ -173,11 +177,28 @@ void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared
     }
     return;
   }
-  if (!Serves(pod->scheduler_name.view())) return;
+  if (!Serves(pod->scheduler_name.view())) {
+    OnPodAdd(std::move(pod));  // counts a foreign group member once (by UID)
+    return;
+  }
   queue_->Update(state_.MakePodInfo(std::move(pod)));
 }
 
+void Scheduler::ForgetForeignMember(std::string_view uid) {
+  std::lock_guard<std::mutex> lock(foreign_mu_);
+  auto m = foreign_members_.find(std::string(uid));
+  if (m == foreign_members_.end()) return;
+  auto g = foreign_group_schedulers_.find(m->second.group);
+  if (g != foreign_group_schedulers_.end()) {
+    auto n = g->second.find(m->second.scheduler);
+    if (n != g->second.end() && --n->second <= 0) g->second.erase(n);
+    if (g->second.empty()) foreign_group_schedulers_.erase(g);
+  }
+  foreign_members_.erase(m);
+}
+
 void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
+  ForgetForeignMember(pod->meta.uid);
   const bool was_in_cache = state_.NodeOf(pod->meta.uid).has_value();
   state_.RemovePod(pod->meta.uid);
   queue_->Delete(pod->meta.uid);
@@ -367,11 +388,24 @@ void Scheduler::StartBinding(BindTask task) {
     RunBindingCycle(std::move(task));
     return;
   }
+  EnqueueBindJob(BindJob(std::move(task)), 1);
+}
+
+void Scheduler::StartBinding(GangBindTask task) {
+  if (options_.binding_workers <= 0) {
+    RunGangBindingCycle(std::move(task));
+    return;
+  }
+  const int64_t pods = static_cast<int64_t>(task.members.size());
+  EnqueueBindJob(BindJob(std::move(task)), pods);
+}
+
+void Scheduler::EnqueueBindJob(BindJob job, int64_t pods) {
   {
     std::lock_guard<std::mutex> lock(bind_mu_);
-    bind_tasks_.push_back(std::move(task));
+    bind_tasks_.push_back(std::move(job));
     ++binds_in_flight_;
-    ++binds_started_;
+    binds_started_ += pods;
     bind_peak_ = std::max(bind_peak_, binds_in_flight_);
     // Every waiting thread will take one of the queued tasks; start another
     // thread for a task none of them can take (up to the limit).
@@ -383,18 +417,55 @@ void Scheduler::StartBinding(BindTask task) {
   bind_cv_.notify_one();
 }
 
-void Scheduler::RunBindingCycle(BindTask task) {
+namespace {
+
+// Bind failures worth retrying in place: the API server did not answer, was
+// overloaded, or raced us; a refusal (admission, validation, a pod bound
+// elsewhere or gone) is not retried here (the pod is requeued instead).
+bool RetriableBindFailure(const Status& st) {
+  switch (st.infra_code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kInternal:
+      return true;
+    default:
+      return false;
+  }
+}
+
+constexpr int kBindAttempts = 3;
+constexpr int64_t kBindRetryMillis = 200;
+
+}  // namespace
+
+Status Scheduler::BindWithRetries(BindTask& task) {
+  const framework::PodInfo& pod = *task.qpi.pod_info;
+  Status st;
+  for (int attempt = 1; attempt <= kBindAttempts; ++attempt) {
+    st = task.fw->RunBindPlugins(*task.state, pod, task.node);
+    if (st.IsSuccess() || !RetriableBindFailure(st) || attempt == kBindAttempts) break;
+    if (options_.binding_workers > 0) {
+      // Live only: offline, time is virtual and a failure is final.
+      std::this_thread::sleep_for(std::chrono::milliseconds(kBindRetryMillis << (attempt - 1)));
+    }
+  }
+  return st;
+}
+
+void Scheduler::AbandonBinding(BindTask task, const Status& st) {
+  const std::string uid = task.qpi.pod_info->uid();
+  task.fw->RunUnreservePlugins(*task.state, *task.qpi.pod_info, task.node);
+  (void)state_.Forget(uid);
+  HandleFailure(task.fw, std::move(task.qpi), st, nullptr, "", task.cycle_micros,
+                queue_->SchedulingCycle());
+}
+
+void Scheduler::FinishBound(BindTask& task) {
   const framework::PodInfo& pod = *task.qpi.pod_info;
   const std::string uid = pod.uid();
-  Status st = task.fw->RunPreBindPlugins(*task.state, pod, task.node);
-  if (st.IsSuccess()) st = task.fw->RunBindPlugins(*task.state, pod, task.node);
-  if (!st.IsSuccess()) {
-    task.fw->RunUnreservePlugins(*task.state, pod, task.node);
-    (void)state_.Forget(uid);
-    HandleFailure(task.fw, std::move(task.qpi), st, nullptr, "", task.cycle_micros,
-                  queue_->SchedulingCycle());
-    return;
-  }
   state_.FinishBinding(uid);
   task.fw->RunPostBindPlugins(*task.state, pod, task.node);
   writer_.RecordEvent(framework::EventRecord{
@@ -411,6 +482,122 @@ void Scheduler::RunBindingCycle(BindTask task) {
     outcome.since_first_attempt_micros = std::max<int64_t>(0, clock_.NowMicros() - task.qpi.initial_attempt_micros);
   }
   Notify(outcome);
+}
+
+void Scheduler::RunBindingCycle(BindTask task) {
+  const framework::PodInfo& pod = *task.qpi.pod_info;
+  Status st = task.fw->RunPreBindPlugins(*task.state, pod, task.node);
+  if (st.IsSuccess()) st = BindWithRetries(task);
+  if (!st.IsSuccess()) {
+    AbandonBinding(std::move(task), st);
+    return;
+  }
+  FinishBound(task);
+}
+
+void Scheduler::RunGangBindingCycle(GangBindTask task) {
+  const size_t n = task.members.size();
+  // Runs fn(i) for every member, on up to binding_workers threads live (the
+  // members' API writes overlap), in member order inline offline.
+  auto for_each_member = [&](const std::function<void(size_t)>& fn) {
+    const size_t threads =
+        options_.binding_workers <= 1
+            ? 1
+            : std::min<size_t>(n, static_cast<size_t>(std::min(options_.binding_workers, 16)));
+    if (threads <= 1) {
+      for (size_t i = 0; i < n; ++i) fn(i);
+      return;
+    }
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    pool.reserve(threads - 1);
+    auto work = [&] {
+      for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+    };
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  };
+
+  // 1. Every member's PreBind (claims, volumes) before any Bind.
+  std::vector<Status> pre(n);
+  for_each_member([&](size_t i) {
+    BindTask& m = task.members[i];
+    pre[i] = m.fw->RunPreBindPlugins(*m.state, *m.qpi.pod_info, m.node);
+  });
+  size_t failed = n;
+  for (size_t i = 0; i < n && failed == n; ++i) {
+    if (!pre[i].IsSuccess()) failed = i;
+  }
+  if (failed < n) {
+    // No member is bound: undo them all, each with why.
+    const api::Pod& culprit = task.members[failed].qpi.pod_info->p();
+    const std::string why = gantry::StrCat(
+        "PreBind of pod group member ", culprit.meta.namespace_.view(), "/", culprit.meta.name,
+        " failed: ", pre[failed].Message(), "; no member was bound");
+    for (size_t i = 0; i < n; ++i) {
+      AbandonBinding(std::move(task.members[i]), i == failed ? pre[i] : Status::Error(why));
+    }
+    for (const GangLeaf& leaf : task.leaves) {
+      group_status_.Failed(leaf.info, "SchedulerError", why);
+    }
+    return;
+  }
+
+  // 2. Bind every member, retrying retriable failures.
+  std::vector<Status> bound(n);
+  for_each_member([&](size_t i) { bound[i] = BindWithRetries(task.members[i]); });
+  std::vector<int> bound_in_leaf(task.leaves.size(), 0);
+  std::vector<int> failed_in_leaf(task.leaves.size(), 0);
+  std::vector<std::string> failure_in_leaf(task.leaves.size());
+  for (size_t i = 0; i < n; ++i) {
+    const size_t leaf = task.leaf_of[i];
+    if (bound[i].IsSuccess()) {
+      ++bound_in_leaf[leaf];
+      FinishBound(task.members[i]);
+    } else {
+      ++failed_in_leaf[leaf];
+      if (failure_in_leaf[leaf].empty()) failure_in_leaf[leaf] = bound[i].Message();
+      AbandonBinding(std::move(task.members[i]), bound[i]);
+    }
+  }
+
+  // 3. Quorum after binding, per leaf.
+  const std::string scheduler_name =
+      n > 0 ? std::string(task.members[0].fw->SchedulerName()) : std::string();
+  for (size_t l = 0; l < task.leaves.size(); ++l) {
+    const GangLeaf& leaf = task.leaves[l];
+    const int running = leaf.already + bound_in_leaf[l];
+    const bool below = running > 0 && running < leaf.info.min_count && failed_in_leaf[l] > 0;
+    bool was_below = false;
+    {
+      std::lock_guard<std::mutex> lock(below_quorum_mu_);
+      was_below = below_quorum_.contains(leaf.info.key);
+      if (below) {
+        below_quorum_[leaf.info.key] = leaf.info;
+      } else if (was_below && running >= leaf.info.min_count) {
+        below_quorum_.erase(leaf.info.key);
+      }
+    }
+    const framework::PodGroupRef ref = PodGroupRefOf(leaf.info);
+    if (below) {
+      const std::string message = gantry::StrCat(
+          running, " of minCount ", leaf.info.min_count, " members are bound; ", failed_in_leaf[l],
+          " failed to bind (", failure_in_leaf[l], ") and are retried");
+      (void)writer_.UpdatePodGroupCondition(
+          ref, framework::PodGroupCondition{std::string(framework::kPodGroupBoundBelowQuorum),
+                                            "True", "BindingFailed", message});
+      writer_.RecordEvent(framework::EventRecord{ref.kind, ref.namespace_, ref.name, ref.uid,
+                                                 "Warning", "BoundBelowQuorum", "Binding",
+                                                 TruncateNote(message), scheduler_name});
+    } else if (was_below && running >= leaf.info.min_count) {
+      (void)writer_.UpdatePodGroupCondition(
+          ref,
+          framework::PodGroupCondition{
+              std::string(framework::kPodGroupBoundBelowQuorum), "False", "QuorumReached",
+              gantry::StrCat(running, " of minCount ", leaf.info.min_count, " members are bound")});
+    }
+  }
 }
 
 void Scheduler::HandleFailure(framework::Framework* fw, framework::QueuedPodInfo qpi, const Status& status,
@@ -451,17 +638,21 @@ void Scheduler::HandleFailure(framework::Framework* fw, framework::QueuedPodInfo
 
 void Scheduler::BindingWorker() {
   while (true) {
-    BindTask task;
+    BindJob job;
     {
       std::unique_lock<std::mutex> lock(bind_mu_);
       ++bind_idle_;
       bind_cv_.wait(lock, [&] { return stopping_ || !bind_tasks_.empty(); });
       --bind_idle_;
       if (bind_tasks_.empty()) return;
-      task = std::move(bind_tasks_.front());
+      job = std::move(bind_tasks_.front());
       bind_tasks_.pop_front();
     }
-    RunBindingCycle(std::move(task));
+    if (BindTask* single = std::get_if<BindTask>(&job)) {
+      RunBindingCycle(std::move(*single));
+    } else {
+      RunGangBindingCycle(std::move(std::get<GangBindTask>(job)));
+    }
     {
       std::lock_guard<std::mutex> lock(bind_mu_);
       --binds_in_flight_;

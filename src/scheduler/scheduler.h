@@ -14,11 +14,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -198,8 +200,32 @@ class Scheduler {
     int64_t cycle_micros;
   };
 
+  // The placement of one group cycle, bound together: every member's PreBind
+  // runs before any member's Bind, so a PreBind failure binds no member; a
+  // member whose Bind fails for a retriable reason is retried; a leaf left
+  // bound below its minCount is reported on its PodGroup until it completes.
+  struct GangLeaf {
+    state::GroupInfo info;
+    int already = 0;  // members running before this cycle
+  };
+  struct GangBindTask {
+    std::vector<BindTask> members;
+    std::vector<size_t> leaf_of;  // per member: index into leaves
+    std::vector<GangLeaf> leaves;
+  };
+  using BindJob = std::variant<BindTask, GangBindTask>;
+
   void RunBindingCycle(BindTask task);
+  void RunGangBindingCycle(GangBindTask task);
+  // Bind with retries of retriable failures (transport, 5xx, 429, Conflict).
+  framework::Status BindWithRetries(BindTask& task);
+  // A bound member: FinishBinding, PostBind, the Scheduled event, observers.
+  void FinishBound(BindTask& task);
+  // A member that will not bind: Unreserve, Forget, requeue with `st`.
+  void AbandonBinding(BindTask task, const framework::Status& st);
   void StartBinding(BindTask task);
+  void StartBinding(GangBindTask task);
+  void EnqueueBindJob(BindJob job, int64_t pods);
   // Schedules a whole PodGroup on one snapshot (src/scheduler/group_cycle.cc).
   // `group` is nullopt when the PodGroup object does not exist (yet).
   void RunGroupCycle(framework::QueuedPodInfo first, const std::string& key,
@@ -287,10 +313,19 @@ class Scheduler {
   state::Snapshot snapshot_;
   std::unique_ptr<framework::PodScheduler> algorithm_;
   std::vector<AttemptObserver*> observers_;  // guarded by observer_mu_
-  // Group key -> scheduler names of members served by another scheduler
-  // (those pods are never touched; the group is rejected as mixed).
+  // Group key -> scheduler name -> how many pending members that scheduler
+  // serves (those pods are never touched; the group is rejected as mixed),
+  // and which group and scheduler each such pod (by UID) was counted for.
+  // Entries go when the pod is deleted or bound, so both stay as large as
+  // the set of such pods.
+  struct ForeignMember {
+    std::string group;
+    std::string scheduler;
+  };
   std::mutex foreign_mu_;
-  absl::flat_hash_map<std::string, std::set<std::string>> foreign_group_schedulers_;
+  absl::flat_hash_map<std::string, std::map<std::string, int>> foreign_group_schedulers_;
+  absl::flat_hash_map<std::string, ForeignMember> foreign_members_;
+  void ForgetForeignMember(std::string_view uid);
   std::unique_ptr<state::DraState> dra_ = std::make_unique<state::DraState>();
   std::mutex observer_mu_;
   // Topology domains of the snapshot's nodes per label key, reused by group
@@ -315,13 +350,17 @@ class Scheduler {
   std::mutex bind_mu_;
   std::condition_variable bind_cv_;
   std::condition_variable bind_idle_cv_;
-  std::deque<BindTask> bind_tasks_;
+  std::deque<BindJob> bind_tasks_;
   int binds_in_flight_ = 0;
   int bind_idle_ = 0;  // threads waiting for a task
   int bind_peak_ = 0;
   int64_t binds_started_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> bind_threads_;
+  // Leaves reported bound below quorum (gantry.dev/BoundBelowQuorum True),
+  // by group key, until a later binding completes them or they are deleted.
+  std::mutex below_quorum_mu_;
+  absl::flat_hash_map<std::string, state::GroupInfo> below_quorum_;
 };
 
 // The ActionType bits describing what changed on a node.

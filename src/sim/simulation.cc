@@ -13,6 +13,9 @@ namespace gantry::sim {
 
 absl::Status InMemoryWriter::BindPod(const api::Pod& pod, std::string_view node) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (fault_hook_) {
+    if (absl::Status st = fault_hook_("bind", pod.meta.Key()); !st.ok()) return st;
+  }
   auto [it, inserted] = bound_.emplace(pod.meta.uid, std::string(node));
   if (!inserted) {
     return absl::AlreadyExistsError(gantry::StrCat("pod ", pod.meta.Key(), " is already assigned to node \"",
@@ -41,21 +44,36 @@ std::vector<InMemoryWriter::Eviction> InMemoryWriter::TakeEvictions() {
   return out;
 }
 
-void InMemoryWriter::RecordEvent(const framework::EventRecord&) {
+void InMemoryWriter::RecordEvent(const framework::EventRecord& event) {
   std::lock_guard<std::mutex> lock(mu_);
   ++events_;
+  if (event.regarding_kind != "Pod") group_events_.push_back(event);
 }
 
-absl::Status InMemoryWriter::AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) {
+std::vector<framework::EventRecord> InMemoryWriter::GroupEvents() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return group_events_;
+}
+
+void InMemoryWriter::SetFaultHook(FaultHook hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fault_hook_ = std::move(hook);
+}
+
+absl::StatusOr<std::string> InMemoryWriter::AddResourceClaimFinalizer(
+    const api::ResourceClaim& claim, std::string_view finalizer) {
   std::lock_guard<std::mutex> lock(mu_);
   claim_finalizers_[claim.meta.uid].emplace_back(finalizer);
-  return absl::OkStatus();
+  return claim.meta.resource_version;
 }
 
-absl::Status InMemoryWriter::UpdateResourceClaimStatus(
+absl::StatusOr<std::string> InMemoryWriter::UpdateResourceClaimStatus(
     const api::ResourceClaim& claim, const api::AllocationResult& allocation,
     const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (fault_hook_) {
+    if (absl::Status st = fault_hook_("claim-status", claim.meta.Key()); !st.ok()) return st;
+  }
   auto updated = std::make_shared<api::ResourceClaim>(claim);
   for (const std::string& f : claim_finalizers_[claim.meta.uid]) {
     if (std::find(updated->meta.finalizers.begin(), updated->meta.finalizers.end(), f) == updated->meta.finalizers.end())
@@ -64,15 +82,16 @@ absl::Status InMemoryWriter::UpdateResourceClaimStatus(
   updated->status.allocation = allocation;
   updated->status.reserved_for = reserved_for;
   claim_updates_.push_back(ClaimUpdate{std::make_shared<const api::ResourceClaim>(claim), std::move(updated)});
-  return absl::OkStatus();
+  return claim.meta.resource_version;  // the simulator keeps the claim's version
 }
 
-absl::Status InMemoryWriter::DeallocateResourceClaim(const api::ResourceClaim& claim) {
+absl::StatusOr<std::string> InMemoryWriter::DeallocateResourceClaim(
+    const api::ResourceClaim& claim) {
   std::lock_guard<std::mutex> lock(mu_);
   auto updated = std::make_shared<api::ResourceClaim>(claim);
   updated->status = {};
   claim_updates_.push_back(ClaimUpdate{std::make_shared<const api::ResourceClaim>(claim), std::move(updated)});
-  return absl::OkStatus();
+  return claim.meta.resource_version;
 }
 
 absl::StatusOr<api::ResourceClaim> InMemoryWriter::CreateResourceClaim(
@@ -134,6 +153,8 @@ absl::Status InMemoryWriter::UpdatePodGroupCondition(const framework::PodGroupRe
   if (condition.type == scheduler::kDisruptionTarget) {
     gc.disruption_target = condition;
     gc.disruption_writes++;
+  } else if (condition.type == framework::kPodGroupBoundBelowQuorum) {
+    gc.below_quorum = condition;
   } else {
     gc.condition = condition;
     gc.writes++;

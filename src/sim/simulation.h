@@ -35,10 +35,12 @@ class InMemoryWriter final : public framework::ClusterWriter {
                                       std::string_view node) override;
   void RecordEvent(const framework::EventRecord& event) override;
   // DRA: claim writes become claim updates the driver feeds back.
-  absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) override;
-  absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
-                                         const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
-  absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  absl::StatusOr<std::string> AddResourceClaimFinalizer(const api::ResourceClaim& claim,
+                                                        std::string_view finalizer) override;
+  absl::StatusOr<std::string> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+      const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
+  absl::StatusOr<std::string> DeallocateResourceClaim(const api::ResourceClaim& claim) override;
   // Extended resources backed by DRA: a created claim gets the API server's
   // name form (`generate_name`, cut to 58 characters, plus 5 characters that
   // spell a counter, so names are unique and runs deterministic) and UID
@@ -64,6 +66,7 @@ class InMemoryWriter final : public framework::ClusterWriter {
     int64_t writes = 0;  // how many times the scheduling condition was written
     std::optional<framework::PodGroupCondition> disruption_target;
     int64_t disruption_writes = 0;
+    std::optional<framework::PodGroupCondition> below_quorum;  // gantry.dev/BoundBelowQuorum
   };
   // "Kind ns/name" (Kind is "PodGroup", "CompositePodGroup" or
   // "PodGroup.scheduling.x-k8s.io") -> latest condition.
@@ -90,6 +93,14 @@ class InMemoryWriter final : public framework::ClusterWriter {
   // Bindings since the last call, in order.
   std::vector<Binding> TakeBindings();
   int64_t events_recorded() const;
+  // Events regarding objects other than pods (PodGroups), in order.
+  std::vector<framework::EventRecord> GroupEvents() const;
+
+  // Fault injection (tests; what-if of API failures): called before every
+  // binding with ("bind", "ns/pod") and every claim status write with
+  // ("claim-status", "ns/claim"); a non-OK answer fails that write.
+  using FaultHook = std::function<absl::Status(std::string_view op, const std::string& key)>;
+  void SetFaultHook(FaultHook hook);
 
  private:
   mutable std::mutex mu_;
@@ -104,6 +115,8 @@ class InMemoryWriter final : public framework::ClusterWriter {
   absl::flat_hash_map<std::string, std::string> bound_;  // uid -> node
   std::map<std::string, GroupCondition> group_conditions_;
   int64_t events_ = 0;
+  std::vector<framework::EventRecord> group_events_;
+  FaultHook fault_hook_;
 };
 
 struct SimulationResult {

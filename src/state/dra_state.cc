@@ -1,6 +1,7 @@
 #include "src/state/dra_state.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <utility>
 
@@ -153,6 +154,11 @@ struct DraState::Impl {
   std::map<std::string, std::shared_ptr<const api::DeviceTaintRule>> rules;
   std::shared_ptr<DeviceClassMap> classes = std::make_shared<DeviceClassMap>();
   absl::flat_hash_map<std::string, std::shared_ptr<const api::ResourceClaim>> claims;  // ns/name
+  // Claims whose stored version was written by the scheduler (AssumeClaim)
+  // and not yet confirmed by the informer: ns/name -> the informer's newest
+  // version of it (null when the informer has delivered none yet).
+  absl::flat_hash_map<std::string, std::shared_ptr<const api::ResourceClaim>> assumed;
+  int64_t stale_claim_events = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<const api::ResourceClaimTemplate>> templates;
   struct InFlight {
     api::AllocationResult allocation;
@@ -323,18 +329,78 @@ void DraState::UpsertClaimLocked(std::shared_ptr<const api::ResourceClaim> claim
   m.claims[key] = std::move(claim);
 }
 
+namespace {
+
+// True when resourceVersion `a` is older than `b`. resourceVersions are
+// opaque to clients but etcd-backed servers issue increasing integers, which
+// the assume cache compares as upstream's does; a version that is not an
+// integer (or is empty, as in snapshots) orders nothing.
+bool OlderVersion(std::string_view a, std::string_view b) {
+  auto parse = [](std::string_view v, uint64_t* out) {
+    const char* end = v.data() + v.size();
+    auto [ptr, ec] = std::from_chars(v.data(), end, *out);
+    return !v.empty() && ec == std::errc() && ptr == end;
+  };
+  uint64_t va = 0, vb = 0;
+  return parse(a, &va) && parse(b, &vb) && va < vb;
+}
+
+}  // namespace
+
 void DraState::UpsertClaim(std::shared_ptr<const api::ResourceClaim> claim) {
   std::lock_guard<std::mutex> lock(mu_);
+  Impl& m = *impl_;
+  const std::string key = NsKey(claim->meta.namespace_.view(), claim->meta.name);
+  auto it = m.claims.find(key);
+  if (it != m.claims.end() && it->second->meta.uid == claim->meta.uid &&
+      OlderVersion(claim->meta.resource_version, it->second->meta.resource_version)) {
+    // A late event (an older LIST item, the answer to an earlier write of
+    // ours): the stored claim is newer, keep it.
+    ++m.stale_claim_events;
+    if (auto a = m.assumed.find(key); a != m.assumed.end()) a->second = std::move(claim);
+    return;
+  }
+  m.assumed.erase(key);  // the informer has caught up with what we wrote
   UpsertClaimLocked(std::move(claim));
 }
 
 void DraState::AssumeClaim(std::shared_ptr<const api::ResourceClaim> claim) {
   std::lock_guard<std::mutex> lock(mu_);
+  Impl& m = *impl_;
+  const std::string key = NsKey(claim->meta.namespace_.view(), claim->meta.name);
+  auto it = m.claims.find(key);
+  if (!m.assumed.contains(key)) {
+    m.assumed[key] = it != m.claims.end() ? it->second : nullptr;
+  }
   UpsertClaimLocked(std::move(claim));
+}
+
+bool DraState::IsClaimAssumed(std::string_view ns, std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return impl_->assumed.contains(NsKey(ns, name));
+}
+
+void DraState::RestoreClaim(std::string_view ns, std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Impl& m = *impl_;
+  auto a = m.assumed.find(NsKey(ns, name));
+  if (a == m.assumed.end()) return;
+  std::shared_ptr<const api::ResourceClaim> informer = std::move(a->second);
+  m.assumed.erase(a);
+  if (informer != nullptr) {
+    UpsertClaimLocked(std::move(informer));
+    return;
+  }
+  // The informer never delivered the claim: it is not known to exist.
+  auto it = m.claims.find(NsKey(ns, name));
+  if (it == m.claims.end()) return;
+  if (it->second->status.allocation) ApplyAllocationLocked(*it->second->status.allocation, -1);
+  m.claims.erase(it);
 }
 
 void DraState::DeleteClaim(std::string_view ns, std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
+  impl_->assumed.erase(NsKey(ns, name));
   auto it = impl_->claims.find(NsKey(ns, name));
   if (it == impl_->claims.end()) return;
   if (it->second->status.allocation) ApplyAllocationLocked(*it->second->status.allocation, -1);
@@ -896,6 +962,8 @@ DraStats DraState::Stats() const {
   st.claims = static_cast<int64_t>(impl_->claims.size());
   for (const auto& [k, c] : impl_->claims) st.allocated_claims += c->IsAllocated() ? 1 : 0;
   st.in_flight = static_cast<int64_t>(impl_->in_flight.size());
+  st.assumed_claims = static_cast<int64_t>(impl_->assumed.size());
+  st.stale_claim_events = impl_->stale_claim_events;
   st.inventory_rebuilds = impl_->rebuilds;
   return st;
 }

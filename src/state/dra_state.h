@@ -281,6 +281,9 @@ struct PodGroupClaims {
 struct DraStats {
   int64_t slices = 0, pools = 0, devices = 0, classes = 0, claims = 0, allocated_claims = 0,
           in_flight = 0, inventory_rebuilds = 0;
+  // Claims written by the scheduler and not yet seen back from the informer,
+  // and informer claim events ignored because the stored claim was newer.
+  int64_t assumed_claims = 0, stale_claim_events = 0;
 };
 
 class DraState {
@@ -291,6 +294,10 @@ class DraState {
   DraState& operator=(const DraState&) = delete;
 
   // ---- Event feed (idempotent; the newest object replaces the stored one) --
+  // UpsertClaim is the informer's feed and keeps claims as upstream's assume
+  // cache does: a claim older (by resourceVersion, same UID) than the stored
+  // one is ignored, so a late event cannot replace what AssumeClaim stored
+  // after a write and free its devices; an equal or newer one replaces it.
   void UpsertSlice(std::shared_ptr<const api::ResourceSlice> slice);
   void DeleteSlice(std::string_view name);
   void UpsertClass(std::shared_ptr<const api::DeviceClass> cls);
@@ -375,9 +382,17 @@ class DraState {
   bool HasDeviceStatusWait() const;
   // Calls the hook (outside the state's lock); false when none is set.
   bool WaitForDeviceStatus(int64_t micros) const;
-  // After PreBind wrote the claim: store it (as an update event would) and
-  // drop the in-flight entry in one step.
+  // After the scheduler wrote the claim: store it (as an update event would)
+  // and drop the in-flight entry in one step. `claim` carries the
+  // resourceVersion the write's answer gave, so informer events older than
+  // the write are ignored until the informer delivers that version or a newer
+  // one (then the claim is no longer assumed).
   void AssumeClaim(std::shared_ptr<const api::ResourceClaim> claim);
+  bool IsClaimAssumed(std::string_view ns, std::string_view name) const;
+  // Drops an assumed claim for the informer's newest version of it (a claim
+  // the informer never delivered is removed): for a write whose effect must
+  // not be trusted any more.
+  void RestoreClaim(std::string_view ns, std::string_view name);
 
  private:
   struct Impl;

@@ -151,26 +151,27 @@ absl::Status FakeHandle::DeletePodForPreemption(const api::Pod& victim, const ap
   return absl::OkStatus();
 }
 
-absl::Status FakeHandle::AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view) {
+absl::StatusOr<std::string> FakeHandle::AddResourceClaimFinalizer(const api::ResourceClaim& claim,
+                                                                  std::string_view) {
   if (!dra_write_status.ok()) return dra_write_status;
   claim_finalizers.push_back(claim.meta.Key());
-  return absl::OkStatus();
+  return std::string();
 }
 
-absl::Status FakeHandle::UpdateResourceClaimStatus(const api::ResourceClaim& claim,
-                                                   const api::AllocationResult& allocation,
-                                                   const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
+absl::StatusOr<std::string> FakeHandle::UpdateResourceClaimStatus(
+    const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+    const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
   if (!dra_write_status.ok()) return dra_write_status;
   if (fail_claim_status_writes) return absl::UnavailableError("api down");
   claim_allocations.emplace_back(claim.meta.Key(), allocation);
   claim_reservations.push_back(reserved_for);
-  return absl::OkStatus();
+  return std::string();
 }
 
-absl::Status FakeHandle::DeallocateResourceClaim(const api::ResourceClaim& claim) {
+absl::StatusOr<std::string> FakeHandle::DeallocateResourceClaim(const api::ResourceClaim& claim) {
   if (!dra_write_status.ok()) return dra_write_status;
   deallocated_claims.push_back(claim.meta.Key());
-  return absl::OkStatus();
+  return std::string();
 }
 
 absl::StatusOr<api::ResourceClaim> FakeHandle::CreateResourceClaim(const api::ResourceClaim& claim,

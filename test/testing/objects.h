@@ -72,10 +72,12 @@ class FakeHandle : public framework::FrameworkHandle, public framework::Snapshot
                                       std::string_view node) override;
   void RecordEvent(const framework::EventRecord& event) override { events.push_back(event); }
   // DRA writes (recorded; return `dra_write_status`).
-  absl::Status AddResourceClaimFinalizer(const api::ResourceClaim& claim, std::string_view finalizer) override;
-  absl::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim, const api::AllocationResult& allocation,
-                                         const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
-  absl::Status DeallocateResourceClaim(const api::ResourceClaim& claim) override;
+  absl::StatusOr<std::string> AddResourceClaimFinalizer(const api::ResourceClaim& claim,
+                                                        std::string_view finalizer) override;
+  absl::StatusOr<std::string> UpdateResourceClaimStatus(
+      const api::ResourceClaim& claim, const api::AllocationResult& allocation,
+      const std::vector<api::ResourceClaimConsumerReference>& reserved_for) override;
+  absl::StatusOr<std::string> DeallocateResourceClaim(const api::ResourceClaim& claim) override;
   // A created claim is named `generate_name` + "x" with UID "uid-" + name.
   absl::StatusOr<api::ResourceClaim> CreateResourceClaim(const api::ResourceClaim& claim,
                                                          std::string_view generate_name) override;

@@ -1,8 +1,10 @@
 // Gang scheduling and topology placement through the real engine offline
 // (config defaults, built-in plugins, sim driver with virtual time).
+#include <algorithm>
 #include <random>
 #include <sstream>
 
+#include "gantry/util/strings.h"
 #include "gtest/gtest.h"
 #include "plugins/registry/registry.h"
 #include "src/config/config.h"
@@ -277,6 +279,23 @@ TEST(GangStatusTest, MixedSchedulerNamesRejectTheGroupWithACondition) {
             std::string::npos)
       << c->condition.message;
   EXPECT_TRUE(r.result.placements.empty());
+}
+
+// A member served by another scheduler rejects the group only while it
+// exists: once deleted it is forgotten (the bookkeeping is per pod, so it
+// never grows beyond the live foreign pods), and the group schedules.
+TEST(GangStatusTest, ForeignMemberIsForgottenWhenDeleted) {
+  Engine e;
+  const std::string foreign = Pod("m-1", "mixed", 1, -1, "other-scheduler");
+  sim::SimulationResult first =
+      e.Run(Node("n0", "r0", 8) + Group("mixed", 2, false) + Pod("m-0", "mixed", 1) + foreign);
+  EXPECT_TRUE(first.placements.empty());
+  api::ObjectSet gone = Load(foreign);
+  ASSERT_EQ(gone.pods.size(), 1u);
+  gone.pods[0].meta.uid = "sim-ml/m-1";  // the UID the simulator gave it
+  e.sched().OnPodDelete(std::make_shared<const api::Pod>(gone.pods[0]));
+  sim::SimulationResult second = e.Run(Pod("m-2", "mixed", 1));
+  EXPECT_EQ(PlacedWithPrefix(second, "ml/m-"), 2);
 }
 
 TEST(GangStatusTest, CoschedulingGroupIsReportedUnderItsOwnApiGroup) {
@@ -763,6 +782,119 @@ TEST(GangReuseTest, SamePlacementsWithAndWithoutNodeResultReuse) {
     const framework::NodeResultCache::Counters& none = off.sched().node_results().counters();
     EXPECT_EQ(none.filter_hits + none.filter_misses, 0);
   }
+}
+
+// ---- Binding a gang -------------------------------------------------------------
+
+// Members with a claim of their own each (template "fabric", one link per
+// member on the node-local slice of n0).
+std::string GangWithOwnClaims(const std::string& name, int members) {
+  std::ostringstream o;
+  o << kFabric
+    << "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: links}\nspec:\n"
+    << "  driver: fabric.example.com\n  pool: {name: links, generation: 1, resourceSliceCount: 1}\n"
+    << "  nodeName: n0\n  devices: [";
+  for (int i = 0; i < members; ++i) o << (i ? ", " : "") << "{name: link-" << i << "}";
+  o << "]\n---\n" << Node("n0", "r0", 8) << Group(name, members, false);
+  for (int i = 0; i < members; ++i) {
+    o << "apiVersion: v1\nkind: Pod\nmetadata: {name: " << name << "-" << i
+      << ", namespace: ml}\nspec:\n  schedulerName: gantry-scheduler\n  schedulingGroup: "
+         "{podGroupName: "
+      << name
+      << "}\n  resourceClaims: [{name: link, resourceClaimTemplateName: fabric}]\n  containers:\n  "
+         "- name: c\n"
+      << "    resources:\n      requests: {cpu: \"1\", memory: 1Gi}\n      claims: [{name: "
+         "link}]\n---\n";
+  }
+  return o.str();
+}
+
+// Every member's PreBind runs before any member's Bind: a member whose claim
+// cannot be written leaves the whole gang unbound (never below quorum).
+TEST(GangBindingTest, APreBindFailureBindsNoMember) {
+  Engine e;
+  std::vector<std::string> ops;  // "bind ns/pod", "claim ns/claim", "FAIL ns/claim"
+  int binds_when_failed = -1;
+  e.writer().SetFaultHook([&](std::string_view op, const std::string& key) {
+    if (op == "claim-status" && key.rfind("ml/g-1-", 0) == 0 && binds_when_failed < 0) {
+      binds_when_failed = static_cast<int>(std::count_if(
+          ops.begin(), ops.end(), [](const std::string& o) { return o.rfind("bind ", 0) == 0; }));
+      ops.push_back("FAIL " + key);
+      return absl::UnavailableError("injected: claim status write failed");
+    }
+    ops.push_back(gantry::StrCat(op == "bind" ? "bind " : "claim ", key));
+    return absl::OkStatus();
+  });
+  sim::SimulationResult r = e.Run(GangWithOwnClaims("g", 3));
+  ASSERT_GE(binds_when_failed, 0) << "the fault was injected";
+  EXPECT_EQ(binds_when_failed, 0) << "no member may bind before every member's PreBind succeeded";
+  int binds_after = 0;
+  bool after_failure = false;
+  for (const std::string& o : ops) {
+    after_failure |= o.rfind("FAIL ", 0) == 0;
+    binds_after += after_failure && o.rfind("bind ", 0) == 0;
+  }
+  EXPECT_EQ(binds_after, 3) << "the retried gang binds whole";
+  EXPECT_EQ(PlacedWithPrefix(r, "ml/g-"), 3);
+}
+
+TEST(GangBindingTest, RetriableBindFailuresAreRetriedInPlace) {
+  Engine e;
+  int failures_left = 2;
+  e.writer().SetFaultHook([&](std::string_view op, const std::string& key) {
+    if (op == "bind" && key == "ml/g-1" && failures_left > 0) {
+      --failures_left;
+      return absl::UnavailableError("injected: connection reset");
+    }
+    return absl::OkStatus();
+  });
+  std::string y = Node("n0", "r0", 8) + Group("g", 3, false);
+  for (int i = 0; i < 3; ++i) y += Pod("g-" + std::to_string(i), "g", 2);
+  sim::SimulationResult r = e.Run(y);
+  EXPECT_EQ(PlacedWithPrefix(r, "ml/g-"), 3);
+  EXPECT_EQ(failures_left, 0);
+  EXPECT_FALSE(r.failures.contains("ml/g-1")) << r.failures["ml/g-1"];
+  EXPECT_FALSE(e.writer().GroupConditions()["PodGroup ml/g"].below_quorum.has_value());
+}
+
+TEST(GangBindingTest, AGangLeftBelowQuorumIsReportedUntilItCompletes) {
+  Engine e;
+  int denials_left = 1;  // an admission policy refuses g-1's first binding
+  e.writer().SetFaultHook([&](std::string_view op, const std::string& key) {
+    if (op == "bind" && key == "ml/g-1" && denials_left > 0) {
+      --denials_left;
+      return absl::PermissionDeniedError("injected: denied by admission policy");
+    }
+    return absl::OkStatus();
+  });
+  std::string y = Node("n0", "r0", 8) + Group("g", 3, false);
+  for (int i = 0; i < 3; ++i) y += Pod("g-" + std::to_string(i), "g", 2);
+  sim::SimulationResult r = e.Run(y);
+  EXPECT_EQ(denials_left, 0);
+  // A refusal is not retried in place: g-0 and g-2 bound, g-1 requeued, and
+  // the gang below quorum was reported on its PodGroup...
+  std::vector<framework::EventRecord> events;
+  for (const framework::EventRecord& ev : e.writer().GroupEvents()) {
+    if (ev.reason == "BoundBelowQuorum") events.push_back(ev);
+  }
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].regarding_kind, "PodGroup");
+  EXPECT_EQ(events[0].name, "g");
+  EXPECT_EQ(events[0].type, "Warning");
+  EXPECT_NE(events[0].note.find(
+                "2 of minCount 3 members are bound; 1 failed to bind (injected: denied by "
+                "admission policy)"),
+            std::string::npos)
+      << events[0].note;
+  // ...until g-1's retry completed it.
+  EXPECT_EQ(PlacedWithPrefix(r, "ml/g-"), 3);
+  auto conds = e.writer().GroupConditions();
+  ASSERT_TRUE(conds["PodGroup ml/g"].below_quorum.has_value());
+  EXPECT_EQ(conds["PodGroup ml/g"].below_quorum->type, framework::kPodGroupBoundBelowQuorum);
+  EXPECT_EQ(conds["PodGroup ml/g"].below_quorum->status, "False");
+  EXPECT_EQ(conds["PodGroup ml/g"].below_quorum->reason, "QuorumReached");
+  EXPECT_EQ(conds["PodGroup ml/g"].condition.status, "True")
+      << "PodGroupInitiallyScheduled is untouched";
 }
 
 }  // namespace

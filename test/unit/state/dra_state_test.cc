@@ -247,6 +247,118 @@ TEST(DraStateSharedDevices, HoldersCountTheLiveShares) {
   }
 }
 
+// ClaimWith at resourceVersion `rv`.
+std::shared_ptr<const api::ResourceClaim> ClaimAt(std::string_view name, std::string_view rv,
+                                                  const std::vector<std::string>& results) {
+  auto c = std::make_shared<api::ResourceClaim>(*ClaimWith(name, results));
+  c->meta.resource_version = std::string(rv);
+  return c;
+}
+
+// Claims are kept as upstream's assume cache keeps them: a late informer
+// event (older resourceVersion) never replaces what the scheduler wrote, so
+// an allocated device never looks free while the informer lags.
+TEST(DraStateAssumeCache, LateEventsDoNotFreeAssumedDevices) {
+  struct Want {
+    bool held = false;     // device "x" allocated in the snapshot
+    bool assumed = false;  // IsClaimAssumed("ns", "a")
+    int64_t stale = 0;     // stale events counted
+  };
+  struct Case {
+    const char* name;
+    std::function<void(DraState&)> steps;
+    Want want;
+  };
+  const std::string x = Result("x");
+  const Case cases[] = {
+      {"the answer to the finalizer patch arrives after the status write",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimAt("a", "10", {}));
+         d.AddInFlight("uid-a", *ClaimWith("a", {x})->status.allocation);
+         d.AssumeClaim(ClaimAt("a", "12", {x}));  // status written at 12
+         d.UpsertClaim(ClaimAt("a", "11", {}));   // finalizer patch's event
+       },
+       {true, true, 1}},
+      {"an item of an older LIST",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimAt("a", "10", {}));
+         d.AssumeClaim(ClaimAt("a", "12", {x}));
+         d.UpsertClaim(ClaimAt("a", "9", {}));
+       },
+       {true, true, 1}},
+      {"the informer catches up: no longer assumed",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimAt("a", "10", {}));
+         d.AssumeClaim(ClaimAt("a", "12", {x}));
+         d.UpsertClaim(ClaimAt("a", "11", {}));
+         d.UpsertClaim(ClaimAt("a", "12", {x}));
+       },
+       {true, false, 1}},
+      {"a newer version from someone else wins (deallocated)",
+       [&](DraState& d) {
+         d.AssumeClaim(ClaimAt("a", "12", {x}));
+         d.UpsertClaim(ClaimAt("a", "13", {}));
+       },
+       {false, false, 0}},
+      {"restore after a write that must not be trusted",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimAt("a", "10", {}));
+         d.AssumeClaim(ClaimAt("a", "12", {x}));
+         d.RestoreClaim("ns", "a");
+       },
+       {false, false, 0}},
+      {"restore uses the newest informer version seen meanwhile",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimAt("a", "10", {}));
+         d.AssumeClaim(ClaimAt("a", "14", {x}));
+         d.UpsertClaim(ClaimAt("a", "13", {x}));
+         d.RestoreClaim("ns", "a");
+       },
+       {true, false, 1}},
+      {"a recreated claim (new UID) is not compared with the old one",
+       [&](DraState& d) {
+         d.AssumeClaim(ClaimAt("a", "12", {x}));
+         auto other = std::make_shared<api::ResourceClaim>(*ClaimAt("a", "5", {}));
+         other->meta.uid = "uid-a2";
+         d.UpsertClaim(other);
+       },
+       {false, false, 0}},
+      {"versions that are not integers order nothing (snapshots)",
+       [&](DraState& d) {
+         d.AssumeClaim(ClaimAt("a", "", {x}));
+         d.UpsertClaim(ClaimAt("a", "", {}));
+       },
+       {false, false, 0}},
+      {"deleted: nothing held, nothing assumed",
+       [&](DraState& d) {
+         d.AssumeClaim(ClaimAt("a", "12", {x}));
+         d.DeleteClaim("ns", "a");
+         d.UpsertClaim(ClaimAt("a", "11", {x}));  // a late event of the deleted claim
+         d.DeleteClaim("ns", "a");
+       },
+       {false, false, 0}},
+  };
+  const auto slice = Decode<api::ResourceSlice>(
+      R"({"metadata":{"name":"s"},"spec":{"driver":"driver-a","pool":{"name":"pool-1","generation":1,"resourceSliceCount":1},)"
+      R"("nodeName":"n","devices":[{"name":"x"}]}})",
+      &api::DecodeResourceSlice);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    DraState dra;
+    dra.UpsertSlice(slice);
+    (void)dra.Snapshot();
+    c.steps(dra);
+    const auto snap = dra.Snapshot();
+    const int32_t idx = snap->inventory->Find(
+        api::Symbol::Intern("driver-a"), api::Symbol::Intern("pool-1"), api::Symbol::Intern("x"));
+    ASSERT_GE(idx, 0);
+    EXPECT_EQ(snap->allocations->Held(idx), c.want.held);
+    EXPECT_EQ(dra.IsClaimAssumed("ns", "a"), c.want.assumed);
+    EXPECT_EQ(dra.Stats().stale_claim_events, c.want.stale);
+    EXPECT_EQ(dra.Stats().in_flight, 0);
+  }
+}
+
 TEST(DraStateSharedDevices, WhatIfViewsReleaseAndHoldShares) {
   struct Case {
     const char* name;
