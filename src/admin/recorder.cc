@@ -5,6 +5,7 @@
 
 #include "gantry/util/strings.h"
 #include "simdjson.h"
+#include "src/admin/redact.h"
 #include "src/client/discovery.h"
 
 namespace gantry::admin {
@@ -59,7 +60,9 @@ absl::StatusOr<std::string> AppendPage(std::string_view what, const std::string&
   for (simdjson::dom::element item : items) {
     absl::StatusOr<sim::RawObject> raw = sim::MakeRawObject(what, simdjson::minify(item), gv, kind);
     if (!raw.ok()) return raw.status();
-    out->push_back(std::move(*raw));
+    absl::StatusOr<sim::RawObject> kept = RedactForSnapshot(std::move(*raw));
+    if (!kept.ok()) return kept.status();
+    out->push_back(std::move(*kept));
   }
   std::string_view cont;
   if (root["metadata"]["continue"].get_string().get(cont) != simdjson::SUCCESS)

@@ -1,7 +1,8 @@
 // Recording a live cluster: lists every object kind Gantry uses from the API
 // server (only the APIs the server serves) into raw objects for a snapshot
 // (src/sim/snapshot_file.h). Used by `gantry record` and by the admin
-// service's GetSnapshot.
+// service's GetSnapshot. Every object is redacted (src/admin/redact.h):
+// a recording keeps only what scheduling reads.
 #ifndef GANTRY_SRC_ADMIN_RECORDER_H_
 #define GANTRY_SRC_ADMIN_RECORDER_H_
 

@@ -218,9 +218,8 @@ void AddRunFlags(CLI::App& app, RunFlags* f) {
   constexpr char kAdmin[] = "Admin API (gRPC: explain, what-if, snapshots)";
   app.add_option("--admin-address", f->admin_address,
                  "host:port of the gRPC admin service (default 127.0.0.1:10260, loopback only). "
-                 "Empty disables it. "
-                 "A non-loopback address needs --admin-tls-cert-file/--admin-tls-private-key-file "
-                 "or --admin-insecure.")
+                 "Empty disables it. A non-loopback address needs mutual TLS: "
+                 "--admin-tls-cert-file, --admin-tls-private-key-file and --admin-tls-client-ca-file.")
       ->group(kAdmin);
   app.add_option("--admin-tls-cert-file", f->admin_tls_cert_file,
                  "PEM certificate for the admin service (TLS).")
@@ -229,13 +228,16 @@ void AddRunFlags(CLI::App& app, RunFlags* f) {
                  "PEM private key matching --admin-tls-cert-file.")
       ->group(kAdmin);
   app.add_option("--admin-tls-client-ca-file", f->admin_tls_client_ca_file,
-                 "Require admin clients to present a certificate signed by this CA (mutual TLS).")
+                 "Require admin clients to present a certificate signed by this CA (mutual TLS; "
+                 "required for a non-loopback --admin-address).")
       ->group(kAdmin);
-  app.add_flag("--admin-insecure", f->admin_insecure,
-               "Allow plaintext admin service on a non-loopback --admin-address (anyone who can "
-               "reach it can "
-               "read the cluster state).")
+  app.add_option("--admin-max-concurrent-calls", f->admin_max_concurrent_calls,
+                 "Most admin calls served at once; a call beyond it is answered RESOURCE_EXHAUSTED.")
+      ->check(CLI::Range(1, 1024))
       ->group(kAdmin);
+  // Accepted only to refuse it with a clear error (plaintext off loopback is gone).
+  app.add_flag("--admin-insecure", f->admin_insecure, "Removed: a non-loopback admin address needs mutual TLS.")
+      ->group("");
 
   app.add_option("-v,--v", f->verbosity, "Log verbosity (klog levels: 2 useful steady state, 4 debug, 5+ trace).")
       ->group(kLog);

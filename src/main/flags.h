@@ -44,7 +44,8 @@ struct RunFlags {
   std::string admin_tls_cert_file;
   std::string admin_tls_private_key_file;
   std::string admin_tls_client_ca_file;
-  bool admin_insecure = false;
+  int admin_max_concurrent_calls = 4;
+  bool admin_insecure = false;  // removed; set only to be refused at start
   int verbosity = 0;
   std::string logging_format = "text";
   std::string feature_gates;

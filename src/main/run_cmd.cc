@@ -158,17 +158,23 @@ int RunLive(const RunFlags& flags) {
     admin.tls_cert_file = flags.admin_tls_cert_file;
     admin.tls_private_key_file = flags.admin_tls_private_key_file;
     admin.tls_client_ca_file = flags.admin_tls_client_ca_file;
-    admin.allow_insecure = flags.admin_insecure;
+    admin.max_concurrent_calls = flags.admin_max_concurrent_calls;
+    if (flags.admin_insecure) {
+      GANTRY_LOG_ERROR(
+          "--admin-insecure is no longer accepted: a non-loopback --admin-address needs mutual TLS "
+          "(--admin-tls-cert-file, --admin-tls-private-key-file, --admin-tls-client-ca-file)");
+      return 2;
+    }
     if (absl::Status st = server::ValidateAdminServerOptions(admin); !st.ok()) {
       GANTRY_LOG_ERROR("{}", Msg(st));
       return 2;
     }
     const bool explicit_address = flags.IsSet("admin-address");
-    server::CounterFamily* admin_requests = &server::AdminRequestsCounter(metrics.registry);
-    live.attach = [admin, explicit_address, admin_requests](
+    const server::AdminMetrics admin_metrics = server::RegisterAdminMetrics(metrics.registry);
+    live.attach = [admin, explicit_address, admin_metrics](
                       const client::LiveContext& ctx) -> absl::StatusOr<std::shared_ptr<void>> {
       absl::StatusOr<std::unique_ptr<server::LiveAdmin>> a =
-          server::LiveAdmin::Start(ctx, admin, admin_requests);
+          server::LiveAdmin::Start(ctx, admin, admin_metrics);
       if (!a.ok() && !explicit_address && absl::IsUnavailable(a.status())) {
         // The default port is taken (another scheduler on this host): schedule anyway.
         GANTRY_LOG_WARNING("{}; the admin API is off (set --admin-address to choose another port)",
@@ -177,7 +183,10 @@ int RunLive(const RunFlags& flags) {
       }
       if (!a.ok()) return a.status();
       GANTRY_LOG_INFO("serving the admin API (gRPC) on {} ({}), port {}", admin.address,
-                      admin.tls_cert_file.empty() ? "plaintext" : "TLS", (*a)->port());
+                      admin.tls_cert_file.empty()        ? "plaintext"
+                      : admin.tls_client_ca_file.empty() ? "TLS"
+                                                         : "mutual TLS",
+                      (*a)->port());
       return std::shared_ptr<void>(std::move(*a));
     };
   }

@@ -1,5 +1,8 @@
 #include "src/server/admin_server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -34,10 +37,17 @@ absl::StatusOr<std::string> ReadPem(std::string_view flag, const std::string& pa
 
 }  // namespace
 
-CounterFamily& AdminRequestsCounter(Registry& registry) {
-  return registry.AddCounter("gantry_admin_requests_total",
-                             "Admin API (gRPC) calls by method and status code (OK or the error).",
-                             {"method", "code"});
+AdminMetrics RegisterAdminMetrics(Registry& registry) {
+  AdminMetrics m;
+  m.requests = &registry.AddCounter(
+      "gantry_admin_requests_total",
+      "Admin API (gRPC) calls by method and status code (OK or the error).", {"method", "code"});
+  m.rejected_busy = &registry.AddCounter(
+      "gantry_admin_calls_rejected_busy_total",
+      "Admin API calls answered RESOURCE_EXHAUSTED because the most concurrent calls were "
+      "already being served.",
+      {"method"});
+  return m;
 }
 
 api::ObjectSet DecodeRecording(const admin::Recording& rec, int64_t* skipped) {
@@ -74,6 +84,17 @@ api::ObjectSet DecodeRecording(const admin::Recording& rec, int64_t* skipped) {
   return out;
 }
 
+absl::StatusOr<std::unique_ptr<AdminService::Slot>> AdminService::Admit(std::string_view method) {
+  const int before = in_flight_.fetch_add(1);
+  if (before < max_concurrent_calls_) return std::make_unique<Slot>(&in_flight_);
+  in_flight_.fetch_sub(1);
+  if (metrics_.rejected_busy != nullptr) metrics_.rejected_busy->With({method}).Inc();
+  return absl::ResourceExhaustedError(gantry::StrCat(
+      method, ": the admin service is busy: ", max_concurrent_calls_,
+      " call(s) already in progress, the most it serves at once (--admin-max-concurrent-calls); "
+      "retry shortly"));
+}
+
 absl::StatusOr<admin::Recording> AdminService::Prepare(std::string_view method,
                                                        size_t request_bytes) {
   if (static_cast<int64_t>(request_bytes) > max_request_bytes_) {
@@ -86,13 +107,16 @@ absl::StatusOr<admin::Recording> AdminService::Prepare(std::string_view method,
 }
 
 grpc::Status AdminService::Finish(std::string_view method, const absl::Status& st) {
-  if (requests_ != nullptr) requests_->With({method, absl::StatusCodeToString(st.code())}).Inc();
+  if (metrics_.requests != nullptr)
+    metrics_.requests->With({method, absl::StatusCodeToString(st.code())}).Inc();
   if (!st.ok()) spdlog::info("admin {}: {}", method, st.ToString());
   return ToGrpc(st);
 }
 
 grpc::Status AdminService::Explain(grpc::ServerContext*, const v1::ExplainRequest* req,
                                    v1::ExplainResponse* resp) {
+  absl::StatusOr<std::unique_ptr<Slot>> slot = Admit("Explain");
+  if (!slot.ok()) return Finish("Explain", slot.status());
   absl::StatusOr<admin::Recording> rec = Prepare("Explain", req->ByteSizeLong());
   if (!rec.ok()) return Finish("Explain", rec.status());
   api::ObjectSet cluster = DecodeRecording(*rec, nullptr);
@@ -104,6 +128,8 @@ grpc::Status AdminService::Explain(grpc::ServerContext*, const v1::ExplainReques
 
 grpc::Status AdminService::WhatIf(grpc::ServerContext*, const v1::WhatIfRequest* req,
                                   v1::WhatIfResponse* resp) {
+  absl::StatusOr<std::unique_ptr<Slot>> slot = Admit("WhatIf");
+  if (!slot.ok()) return Finish("WhatIf", slot.status());
   absl::StatusOr<admin::Recording> rec = Prepare("WhatIf", req->ByteSizeLong());
   if (!rec.ok()) return Finish("WhatIf", rec.status());
   api::ObjectSet cluster = DecodeRecording(*rec, nullptr);
@@ -114,29 +140,57 @@ grpc::Status AdminService::WhatIf(grpc::ServerContext*, const v1::WhatIfRequest*
 
 grpc::Status AdminService::GetSnapshot(grpc::ServerContext* ctx, const v1::GetSnapshotRequest* req,
                                        grpc::ServerWriter<gantry::snapshot::v1::Chunk>* writer) {
+  absl::StatusOr<std::unique_ptr<Slot>> slot = Admit("GetSnapshot");
+  if (!slot.ok()) return Finish("GetSnapshot", slot.status());
   absl::StatusOr<admin::Recording> rec = Prepare("GetSnapshot", req->ByteSizeLong());
   if (!rec.ok()) return Finish("GetSnapshot", rec.status());
-  for (const gantry::snapshot::v1::Chunk& chunk :
-       sim::EncodeChunks(admin::RecordingHeader(*rec, "gantry admin GetSnapshot"), rec->objects)) {
+  // One chunk at a time (header first, then sim::kObjectsPerChunk objects
+  // each), so the stream never holds a second copy of the cluster.
+  gantry::snapshot::v1::Chunk chunk;
+  *chunk.mutable_header() = admin::RecordingHeader(*rec, "gantry admin GetSnapshot");
+  size_t next = 0;
+  do {
+    for (; next < rec->objects.size() && chunk.objects_size() < sim::kObjectsPerChunk; ++next) {
+      const sim::RawObject& raw = rec->objects[next];
+      gantry::snapshot::v1::Object* o = chunk.add_objects();
+      o->set_api_version(raw.api_version);
+      o->set_kind(raw.kind);
+      o->set_namespace_(raw.namespace_);
+      o->set_name(raw.name);
+      o->set_json(raw.json);
+    }
     if (ctx->IsCancelled())
       return Finish("GetSnapshot", absl::CancelledError("GetSnapshot: the client cancelled"));
     if (!writer->Write(chunk))
       return Finish("GetSnapshot", absl::UnavailableError("GetSnapshot: the stream broke"));
-  }
+    chunk.Clear();
+  } while (next < rec->objects.size());
   return Finish("GetSnapshot", absl::OkStatus());
 }
 
 bool IsLoopbackAddress(std::string_view address) {
   std::string_view host = address;
+  if (host.starts_with("ipv4:") || host.starts_with("ipv6:")) host.remove_prefix(5);
   if (host.starts_with("[")) {
-    host = host.substr(
-        1, host.find(']') == std::string_view::npos ? host.size() - 1 : host.find(']') - 1);
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    host = host.substr(1, close - 1);
   } else if (size_t colon = host.rfind(':');
              colon != std::string_view::npos && host.find(':') == colon) {
     host = host.substr(0, colon);
   }
-  if (host.starts_with("ipv4:")) host.remove_prefix(5);
-  return host == "localhost" || host == "::1" || host.starts_with("127.");
+  if (host == "localhost") return true;
+  // Only literal addresses: a DNS name such as "127.0.0.1.example.com" may
+  // resolve anywhere.
+  const std::string h(host);
+  in_addr v4;
+  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6;
+  if (inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+  }
+  return false;
 }
 
 absl::Status ValidateAdminServerOptions(const AdminServerOptions& o) {
@@ -150,20 +204,27 @@ absl::Status ValidateAdminServerOptions(const AdminServerOptions& o) {
     return absl::InvalidArgumentError(
         "--admin-tls-client-ca-file needs --admin-tls-cert-file and --admin-tls-private-key-file");
   }
-  if (o.tls_cert_file.empty() && !o.allow_insecure && !IsLoopbackAddress(o.address)) {
+  if (!IsLoopbackAddress(o.address) && (o.tls_cert_file.empty() || o.tls_client_ca_file.empty())) {
     return absl::InvalidArgumentError(gantry::StrCat(
         "--admin-address ", o.address,
-        " is not a loopback address: serving the admin API there needs TLS "
-        "(--admin-tls-cert-file, --admin-tls-private-key-file) or an explicit --admin-insecure"));
+        " is not a loopback address: serving the admin API there needs mutual TLS: set "
+        "--admin-tls-client-ca-file (the CA that signs the clients' certificates)",
+        o.tls_cert_file.empty() ? ", --admin-tls-cert-file and --admin-tls-private-key-file" : "",
+        ", or listen on a loopback address"));
   }
   if (o.max_request_bytes <= 0)
     return absl::InvalidArgumentError("admin max request size must be positive");
+  if (o.max_concurrent_calls < 1 || o.max_concurrent_calls > kMaxAdminConcurrentCalls) {
+    return absl::InvalidArgumentError(
+        gantry::StrCat("--admin-max-concurrent-calls: Invalid value: ", o.max_concurrent_calls,
+                       ": must be in [1, ", kMaxAdminConcurrentCalls, "]"));
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptions& options,
                                                                 AdminBackend& backend,
-                                                                CounterFamily* requests) {
+                                                                AdminMetrics metrics) {
   if (absl::Status st = ValidateAdminServerOptions(options); !st.ok()) return st;
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
   if (!options.tls_cert_file.empty()) {
@@ -184,7 +245,8 @@ absl::StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServe
     creds = grpc::SslServerCredentials(ssl);
   }
   std::unique_ptr<AdminServer> s(new AdminServer());
-  s->service_ = std::make_unique<AdminService>(backend, requests, options.max_request_bytes);
+  s->service_ = std::make_unique<AdminService>(backend, metrics, options.max_request_bytes,
+                                               options.max_concurrent_calls);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.address, creds, &s->port_);
   // gRPC rejects messages past twice the limit itself; up to that, the
@@ -215,10 +277,10 @@ LiveAdmin::LiveAdmin(const client::LiveContext& context)
 
 absl::StatusOr<std::unique_ptr<LiveAdmin>> LiveAdmin::Start(const client::LiveContext& context,
                                                             const AdminServerOptions& options,
-                                                            CounterFamily* requests) {
+                                                            AdminMetrics metrics) {
   std::unique_ptr<LiveAdmin> a(new LiveAdmin(context));
   context.scheduler.AddObserver(a->store_.get());
-  absl::StatusOr<std::unique_ptr<AdminServer>> s = AdminServer::Start(options, *a, requests);
+  absl::StatusOr<std::unique_ptr<AdminServer>> s = AdminServer::Start(options, *a, metrics);
   if (!s.ok()) return s.status();  // ~LiveAdmin detaches the store
   a->server_ = std::move(*s);
   return a;

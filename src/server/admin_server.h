@@ -7,10 +7,10 @@
 // lock the scheduling loop holds; the only shared state is the
 // DiagnosisStore's short mutex. Work runs on gRPC's threads.
 //
-// Security: the server listens on a loopback address by default. A
-// non-loopback address needs TLS (certificate and key; with a client CA,
-// clients must present a certificate it signed) unless `allow_insecure`
-// says otherwise explicitly.
+// Security: the server listens on a loopback address by default, where
+// plaintext, TLS and mutual TLS are all allowed. A non-loopback address
+// needs mutual TLS: a certificate, its key and a client CA; every client
+// must present a certificate that CA signed. There is no other mode there.
 #ifndef GANTRY_SRC_SERVER_ADMIN_SERVER_H_
 #define GANTRY_SRC_SERVER_ADMIN_SERVER_H_
 
@@ -39,6 +39,11 @@ namespace gantry::server {
 inline constexpr char kDefaultAdminAddress[] = "127.0.0.1:10260";
 // Largest request the service accepts (RESOURCE_EXHAUSTED above it).
 inline constexpr int64_t kDefaultAdminMaxRequestBytes = int64_t{8} << 20;
+// Most calls served at once (RESOURCE_EXHAUSTED beyond it). Each call holds
+// a copy of the cluster and runs the engine, so this bounds the memory and
+// CPU the admin API can take from the scheduler.
+inline constexpr int kDefaultAdminMaxConcurrentCalls = 4;
+inline constexpr int kMaxAdminConcurrentCalls = 1024;
 
 // What the service reads from the process it runs in.
 class AdminBackend {
@@ -54,9 +59,19 @@ class AdminBackend {
   virtual admin::EngineOptions engine() const = 0;
 };
 
-// Registers gantry_admin_requests_total{method, code} in `registry` (once
-// per registry: call it once and keep the reference).
-CounterFamily& AdminRequestsCounter(Registry& registry);
+// The admin service's metrics; either may be null (not counted).
+struct AdminMetrics {
+  // gantry_admin_requests_total{method, code}: every call by its outcome.
+  CounterFamily* requests = nullptr;
+  // gantry_admin_calls_rejected_busy_total{method}: calls refused because
+  // the concurrency limit was reached (also counted in `requests` as
+  // RESOURCE_EXHAUSTED).
+  CounterFamily* rejected_busy = nullptr;
+};
+
+// Registers the admin metrics in `registry` (once per registry: call it
+// once and keep the result).
+AdminMetrics RegisterAdminMetrics(Registry& registry);
 
 // Decodes recorded objects into an ObjectSet. Objects that do not decode
 // are skipped (as the reflectors skip them) and counted in `*skipped`.
@@ -64,10 +79,19 @@ api::ObjectSet DecodeRecording(const admin::Recording& rec, int64_t* skipped);
 
 class AdminService final : public gantry::admin::v1::Admin::Service {
  public:
-  // `requests` (optional) counts calls by method and code (AdminRequestsCounter).
-  AdminService(AdminBackend& backend, CounterFamily* requests,
-               int64_t max_request_bytes = kDefaultAdminMaxRequestBytes)
-      : backend_(backend), requests_(requests), max_request_bytes_(max_request_bytes) {}
+  // `metrics` (each optional) count calls (RegisterAdminMetrics). At most
+  // `max_concurrent_calls` calls are served at once; one beyond that is
+  // answered RESOURCE_EXHAUSTED at once.
+  AdminService(AdminBackend& backend, AdminMetrics metrics,
+               int64_t max_request_bytes = kDefaultAdminMaxRequestBytes,
+               int max_concurrent_calls = kDefaultAdminMaxConcurrentCalls)
+      : backend_(backend),
+        metrics_(metrics),
+        max_request_bytes_(max_request_bytes),
+        max_concurrent_calls_(max_concurrent_calls) {}
+
+  // Calls being served now.
+  int in_flight() const { return in_flight_.load(); }
 
   grpc::Status Explain(grpc::ServerContext* ctx, const gantry::admin::v1::ExplainRequest* req,
                        gantry::admin::v1::ExplainResponse* resp) override;
@@ -78,13 +102,30 @@ class AdminService final : public gantry::admin::v1::Admin::Service {
                            grpc::ServerWriter<gantry::snapshot::v1::Chunk>* writer) override;
 
  private:
+  // Holds one of the max_concurrent_calls slots while alive.
+  class Slot {
+   public:
+    explicit Slot(std::atomic<int>* in_flight) : in_flight_(in_flight) {}
+    ~Slot() {
+      if (in_flight_ != nullptr) in_flight_->fetch_sub(1);
+    }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    std::atomic<int>* in_flight_;
+  };
+  // Takes a slot, or ResourceExhausted (counted) when all are taken.
+  absl::StatusOr<std::unique_ptr<Slot>> Admit(std::string_view method);
   // Checks readiness and size, lists the cluster.
   absl::StatusOr<admin::Recording> Prepare(std::string_view method, size_t request_bytes);
   grpc::Status Finish(std::string_view method, const absl::Status& st);
 
   AdminBackend& backend_;
-  CounterFamily* requests_;
+  AdminMetrics metrics_;
   int64_t max_request_bytes_;
+  int max_concurrent_calls_;
+  std::atomic<int> in_flight_{0};
 };
 
 struct AdminServerOptions {
@@ -92,22 +133,23 @@ struct AdminServerOptions {
   std::string tls_cert_file;
   std::string tls_private_key_file;
   std::string tls_client_ca_file;  // require client certificates signed by this CA
-  bool allow_insecure = false;     // plaintext on a non-loopback address
   int64_t max_request_bytes = kDefaultAdminMaxRequestBytes;
+  int max_concurrent_calls = kDefaultAdminMaxConcurrentCalls;  // in [1, kMaxAdminConcurrentCalls]
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost" (the host part of host:port).
 bool IsLoopbackAddress(std::string_view address);
-// Rejects a non-loopback address without TLS (unless allow_insecure), half
-// a TLS pair, and an empty address.
+// Rejects a non-loopback address without mutual TLS (certificate, key and
+// client CA), half a TLS pair, a client CA without a certificate, and an
+// empty address. Errors name the flag to set.
 absl::Status ValidateAdminServerOptions(const AdminServerOptions& options);
 
 class AdminServer {
  public:
-  // Binds and serves on gRPC's threads. `backend` and `requests` must outlive it.
+  // Binds and serves on gRPC's threads. `backend` and the metrics must outlive it.
   static absl::StatusOr<std::unique_ptr<AdminServer>> Start(const AdminServerOptions& options,
                                                             AdminBackend& backend,
-                                                            CounterFamily* requests);
+                                                            AdminMetrics metrics);
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -131,7 +173,7 @@ class LiveAdmin final : public AdminBackend {
  public:
   static absl::StatusOr<std::unique_ptr<LiveAdmin>> Start(const client::LiveContext& context,
                                                           const AdminServerOptions& options,
-                                                          CounterFamily* requests);
+                                                          AdminMetrics metrics);
   // Stops the server, then detaches from the scheduler.
   ~LiveAdmin() override;
   LiveAdmin(const LiveAdmin&) = delete;

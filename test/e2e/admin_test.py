@@ -3,7 +3,8 @@
 
     admin_test.py record GANTRY    pending pods on fake nodes (one tainted) plus DRA objects;
                                    `gantry record` writes .pb and .yaml snapshots holding every
-                                   kind; `gantry simulate` on both gives the same placements;
+                                   kind (and no env value, command line or unread annotation);
+                                   `gantry simulate` on both gives the same placements;
                                    then live Gantry schedules the same state and its bindings
                                    must equal the offline placements
     admin_test.py explain GANTRY   live Gantry with its gRPC admin service: `gantry explain --server`
@@ -71,6 +72,11 @@ def gantry_cmd(gantry, *args, check=True):
     return r
 
 
+SECRET_ENV = "ghp_e2eS3cr3tTokenValue0123456789"
+SECRET_COMMAND = "/opt/e2e/run-with-password.sh"
+SECRET_ANNOTATION = "owner-alice-e2e@example.com"
+
+
 def build_cluster(c):
     """Nodes of very different sizes (so scores never tie), a tainted node, DRA objects."""
     c.create_namespace(NS)
@@ -104,6 +110,16 @@ def build_cluster(c):
                              "nodeSelector": {"kubernetes.io/hostname": "tainted"}})
     c.create_pod(NS, "p7-too-big", scheduler_name=SCHED, cpu="100", memory="1Gi")
     c.create_pod(NS, "other-scheduler", scheduler_name="default-scheduler")
+    # Env values, command lines and unread annotations never reach a snapshot (left to
+    # kube-scheduler, so the placements above are unchanged).
+    c.post(f"/api/v1/namespaces/{NS}/pods", {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "with-secrets", "annotations": {"example.com/owner": SECRET_ANNOTATION}},
+        "spec": {"schedulerName": "default-scheduler", "terminationGracePeriodSeconds": 0,
+                 "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                 "command": [SECRET_COMMAND], "args": ["--password=hunter2"],
+                                 "env": [{"name": "TOKEN", "value": SECRET_ENV}],
+                                 "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}})
 
 
 def simulate(gantry, cluster, workdir, tag):
@@ -127,6 +143,12 @@ def test_record(cp, gantry):
     with open(yaml) as f:
         text = f.read()
     assert "managedFields" not in text, "managedFields must be dropped"
+    assert "name: with-secrets" in text, text[:2000]
+    with open(pb, "rb") as f:
+        pb_bytes = f.read()
+    for secret in (SECRET_ENV, SECRET_COMMAND, SECRET_ANNOTATION, "hunter2"):
+        assert secret not in text, f"the YAML snapshot holds {secret}"
+        assert secret.encode() not in pb_bytes, f"the .pb snapshot holds {secret}"
     assert "name: p6-tolerant" in text and "kind: ResourceSlice" in text, text[:2000]
     bad = gantry_cmd(gantry, "record", "--kubeconfig", cp.kubeconfig, "-o", os.path.join(work, "x.txt"),
                      check=False)

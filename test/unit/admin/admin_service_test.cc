@@ -1,10 +1,15 @@
 // The gRPC admin service end to end in process: a server on a loopback
 // port over a fixed backend, called through the CLI's client. Covers the
 // status codes (FAILED_PRECONDITION, RESOURCE_EXHAUSTED, NOT_FOUND,
-// INVALID_ARGUMENT), GetSnapshot streaming, the request metric, address
-// and TLS validation, and the DiagnosisStore's bounds.
+// INVALID_ARGUMENT), GetSnapshot streaming, the request metrics, the
+// concurrency limit, address and TLS validation, mutual TLS, and the
+// DiagnosisStore's bounds.
+#include <condition_variable>
+#include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "grpcpp/grpcpp.h"
@@ -15,6 +20,7 @@
 #include "src/config/config.h"
 #include "src/server/admin_server.h"
 #include "src/sim/loader.h"
+#include "test/unit/admin/test_certs.h"
 
 namespace gantry::server {
 namespace {
@@ -59,7 +65,30 @@ class FakeBackend final : public AdminBackend {
       return absl::FailedPreconditionError(std::string(method) + ": caches are not synced yet");
     return absl::OkStatus();
   }
-  absl::StatusOr<admin::Recording> Record(const std::atomic<bool>*) override { return recording_; }
+  absl::StatusOr<admin::Recording> Record(const std::atomic<bool>*) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (hold) {
+      ++held_;
+      cv_.notify_all();
+      cv_.wait(lock, [this] { return !hold; });
+    }
+    return recording_;
+  }
+  // While `hold` is set, Record blocks (inside the handler, holding its
+  // slot) until Release().
+  void Hold() {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold = true;
+  }
+  void WaitHeld(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return held_ >= n; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold = false;
+    cv_.notify_all();
+  }
   const admin::DiagnosisStore* store() const override { return nullptr; }
   admin::EngineOptions engine() const override {
     admin::EngineOptions o;
@@ -71,6 +100,10 @@ class FakeBackend final : public AdminBackend {
   bool ready = true;
 
  private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool hold = false;
+  int held_ = 0;
   framework::Registry registry_;
   config::Configuration config_;
   admin::Recording recording_;
@@ -82,7 +115,8 @@ class AdminServiceTest : public ::testing::Test {
     AdminServerOptions o;
     o.address = "127.0.0.1:0";
     o.max_request_bytes = 4096;
-    auto s = AdminServer::Start(o, backend_, &requests_);
+    o.max_concurrent_calls = max_concurrent_calls_;
+    auto s = AdminServer::Start(o, backend_, metrics_);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
     admin::ClientOptions co;
@@ -92,11 +126,12 @@ class AdminServiceTest : public ::testing::Test {
     client_ = std::move(*c);
   }
   double Requests(const std::string& method, const std::string& code) {
-    return requests_.With({method, code}).Value();
+    return metrics_.requests->With({method, code}).Value();
   }
 
+  int max_concurrent_calls_ = kDefaultAdminMaxConcurrentCalls;
   Registry registry_;
-  CounterFamily& requests_ = AdminRequestsCounter(registry_);
+  AdminMetrics metrics_ = RegisterAdminMetrics(registry_);
   FakeBackend backend_;
   std::unique_ptr<AdminServer> server_;
   std::unique_ptr<admin::AdminClient> client_;
@@ -181,44 +216,196 @@ TEST_F(AdminServiceTest, GetSnapshotStreamsTheRecording) {
   EXPECT_EQ(Requests("GetSnapshot", "OK"), 1);
 }
 
+class AdminServiceLimitTest : public AdminServiceTest {
+ protected:
+  void SetUp() override {
+    max_concurrent_calls_ = 1;
+    AdminServiceTest::SetUp();
+  }
+};
+
+TEST_F(AdminServiceLimitTest, CallBeyondTheLimitIsResourceExhausted) {
+  backend_.Hold();
+  absl::Status first;
+  std::thread held([&] {
+    v1::ExplainRequest req;
+    req.set_namespace_("ml");
+    req.set_name("big");
+    first = client_->Explain(req).status();
+  });
+  backend_.WaitHeld(1);  // the first call is inside its handler, holding the only slot
+
+  struct Case {
+    std::string method;
+    absl::Status status;
+  };
+  std::vector<Case> cases;
+  {
+    v1::WhatIfRequest req;
+    req.set_objects("apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n");
+    cases.push_back({"WhatIf", client_->WhatIf(req).status()});
+  }
+  {
+    v1::ExplainRequest req;
+    req.set_namespace_("ml");
+    req.set_name("big");
+    cases.push_back({"Explain", client_->Explain(req).status()});
+  }
+  {
+    auto stub = v1::Admin::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    auto reader = stub->GetSnapshot(&ctx, v1::GetSnapshotRequest());
+    gantry::snapshot::v1::Chunk chunk;
+    while (reader->Read(&chunk)) {
+    }
+    grpc::Status st = reader->Finish();
+    cases.push_back({"GetSnapshot", absl::Status(static_cast<absl::StatusCode>(st.error_code()),
+                                                 st.error_message())});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.method);
+    EXPECT_EQ(c.status.code(), absl::StatusCode::kResourceExhausted) << c.status;
+    EXPECT_NE(std::string(c.status.message()).find("--admin-max-concurrent-calls"),
+              std::string::npos)
+        << c.status;
+    EXPECT_EQ(metrics_.rejected_busy->With({c.method}).Value(), 1);
+    EXPECT_EQ(Requests(c.method, "RESOURCE_EXHAUSTED"), 1);
+  }
+
+  backend_.Release();
+  held.join();
+  EXPECT_TRUE(first.ok()) << first;
+  // The slot is free again.
+  v1::ExplainRequest req;
+  req.set_namespace_("ml");
+  req.set_name("big");
+  EXPECT_TRUE(client_->Explain(req).ok());
+  EXPECT_EQ(Requests("Explain", "OK"), 2);
+}
+
 TEST(AdminServerOptionsTest, Validation) {
   struct Case {
     std::string address;
     std::string cert, key, ca;
-    bool insecure;
     bool ok;
+    std::string error;  // a part of the message when !ok
   };
   const std::vector<Case> cases = {
-      {"127.0.0.1:10260", "", "", "", false, true},
-      {"localhost:1", "", "", "", false, true},
-      {"[::1]:1", "", "", "", false, true},
-      {"0.0.0.0:10260", "", "", "", false, false},
-      {"10.0.0.5:10260", "", "", "", false, false},
-      {"10.0.0.5:10260", "", "", "", true, true},
-      {"10.0.0.5:10260", "c.pem", "k.pem", "", false, true},
-      {"10.0.0.5:10260", "c.pem", "", "", false, false},
-      {"127.0.0.1:1", "", "", "ca.pem", false, false},
-      {"", "", "", "", false, false},
+      {"127.0.0.1:10260", "", "", "", true, ""},
+      {"localhost:1", "", "", "", true, ""},
+      {"[::1]:1", "", "", "", true, ""},
+      {"127.0.0.1:1", "c.pem", "k.pem", "", true, ""},  // loopback: TLS alone is fine
+      {"127.0.0.1:1", "c.pem", "k.pem", "ca.pem", true, ""},
+      {"0.0.0.0:10260", "", "", "", false, "--admin-tls-client-ca-file"},
+      {"10.0.0.5:10260", "", "", "", false, "--admin-tls-cert-file"},
+      // TLS without client authentication off loopback is refused.
+      {"10.0.0.5:10260", "c.pem", "k.pem", "", false, "--admin-tls-client-ca-file"},
+      {"[::]:10260", "c.pem", "k.pem", "", false, "--admin-tls-client-ca-file"},
+      {"10.0.0.5:10260", "c.pem", "k.pem", "ca.pem", true, ""},
+      {"10.0.0.5:10260", "c.pem", "", "", false, "go together"},
+      {"127.0.0.1:1", "", "", "ca.pem", false, "needs --admin-tls-cert-file"},
+      // Names that merely look like loopback addresses are not.
+      {"127.0.0.1.example.com:1", "", "", "", false, "not a loopback address"},
+      {"localhost.example.com:1", "", "", "", false, "not a loopback address"},
+      {"[::ffff:127.0.0.1]:1", "", "", "", true, ""},
+      {"", "", "", "", false, "empty"},
   };
   for (const Case& c : cases) {
+    SCOPED_TRACE(c.address + " cert=" + c.cert + " ca=" + c.ca);
     AdminServerOptions o;
     o.address = c.address;
     o.tls_cert_file = c.cert;
     o.tls_private_key_file = c.key;
     o.tls_client_ca_file = c.ca;
-    o.allow_insecure = c.insecure;
-    EXPECT_EQ(ValidateAdminServerOptions(o).ok(), c.ok)
-        << c.address << " " << ValidateAdminServerOptions(o);
+    absl::Status st = ValidateAdminServerOptions(o);
+    EXPECT_EQ(st.ok(), c.ok) << st;
+    if (!c.ok) {
+      EXPECT_NE(std::string(st.message()).find(c.error), std::string::npos) << st;
+    }
+  }
+  for (int n : {0, -1, kMaxAdminConcurrentCalls + 1}) {
+    AdminServerOptions o;
+    o.max_concurrent_calls = n;
+    EXPECT_FALSE(ValidateAdminServerOptions(o).ok()) << n;
   }
 }
 
-TEST(AdminServerOptionsTest, StartRefusesPlaintextOnAPublicAddress) {
+TEST(AdminServerOptionsTest, StartRefusesAPublicAddressWithoutClientCa) {
   FakeBackend backend;
+  for (bool with_cert : {false, true}) {
+    SCOPED_TRACE(with_cert ? "TLS without client CA" : "plaintext");
+    AdminServerOptions o;
+    o.address = "0.0.0.0:0";
+    if (with_cert) {
+      o.tls_cert_file = "cert.pem";
+      o.tls_private_key_file = "key.pem";
+    }
+    auto s = AdminServer::Start(o, backend, AdminMetrics());
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(s.status().message()).find("--admin-tls-client-ca-file"),
+              std::string::npos)
+        << s.status();
+  }
+}
+
+// A server with a client CA (on loopback, the only address a test may use)
+// serves clients with a certificate that CA signed, and refuses clients
+// without one or with one from another CA.
+TEST(AdminServerTlsTest, MutualTlsRefusesClientsWithoutACertificateFromTheCa) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "admin-mtls";
+  gantry::testing::TestCa ca("gantry-test-ca");
+  gantry::testing::TestCa other("someone-else");
+  const gantry::testing::PemPair server = ca.Issue("gantry-admin", /*server=*/true);
+  const gantry::testing::PemPair client = ca.Issue("operator", /*server=*/false);
+  const gantry::testing::PemPair stranger = other.Issue("stranger", /*server=*/false);
+  const std::string ca_file = gantry::testing::WriteTestFile(dir, "ca.pem", ca.CertPem());
+
+  FakeBackend backend;
+  Registry registry;
+  AdminMetrics metrics = RegisterAdminMetrics(registry);
   AdminServerOptions o;
-  o.address = "0.0.0.0:0";
-  auto s = AdminServer::Start(o, backend, nullptr);
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(s.status().message()).find("--admin-insecure"), std::string::npos);
+  o.address = "127.0.0.1:0";
+  o.tls_cert_file = gantry::testing::WriteTestFile(dir, "server.crt", server.cert);
+  o.tls_private_key_file = gantry::testing::WriteTestFile(dir, "server.key", server.key);
+  o.tls_client_ca_file = ca_file;
+  auto s = AdminServer::Start(o, backend, metrics);
+  ASSERT_TRUE(s.ok()) << s.status();
+
+  struct Case {
+    std::string name;
+    std::string cert, key;
+    bool ok;
+  };
+  const std::vector<Case> cases = {
+      {"no client certificate", "", "", false},
+      {"certificate from another CA", stranger.cert, stranger.key, false},
+      {"certificate from the client CA", client.cert, client.key, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    admin::ClientOptions co;
+    co.address = "127.0.0.1:" + std::to_string((*s)->port());
+    co.tls = true;
+    co.tls_ca_file = ca_file;
+    if (!c.cert.empty()) {
+      co.tls_cert_file = gantry::testing::WriteTestFile(dir, c.name + ".crt", c.cert);
+      co.tls_key_file = gantry::testing::WriteTestFile(dir, c.name + ".key", c.key);
+    }
+    co.timeout_millis = 10'000;
+    auto client = admin::AdminClient::Connect(co);
+    ASSERT_TRUE(client.ok()) << client.status();
+    v1::ExplainRequest req;
+    req.set_namespace_("ml");
+    req.set_name("big");
+    absl::Status st = (*client)->Explain(req).status();
+    EXPECT_EQ(st.ok(), c.ok) << st;
+    if (!c.ok) {
+      EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
+    }
+  }
+  // Refused handshakes never reach the service.
+  EXPECT_EQ(metrics.requests->With({"Explain", "OK"}).Value(), 1);
 }
 
 // ---- DiagnosisStore -----------------------------------------------------------
