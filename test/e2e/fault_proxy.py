@@ -358,6 +358,8 @@ class FaultProxy:
             if l:
                 k, _, v = l.decode("latin-1").partition(":")
                 hdrs[k.strip().lower()] = v.strip()
+        if "continue" in req.query:
+            self.counts[f"continue_{status}"] += 1
         down.sendall(head + b"\r\n\r\n")
         keep = hdrs.get("connection", "").lower() != "close"
         if req.method == "HEAD" or status in (204, 304) or 100 <= status < 200:
