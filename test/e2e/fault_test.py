@@ -635,18 +635,20 @@ def paced(wl, waves, every):
 def s_leader_pause(cp, binary):
     s = Scenario(cp, binary, replicas=2, leader_elect=True)
     s.wl.mixed("w0", dra=3)
-    # Pods keep coming before, during and after the pause: when the old leader wakes up, the
-    # pods of the paused seconds are waiting in its watch connection.
-    join = paced(s.wl, waves=4, every=2.5)
+    # Pods keep coming before and during the pause, and a wave right after it: the woken leader
+    # still believes it leads until its next renewal fails, while the new leader schedules too.
+    join = paced(s.wl, waves=3, every=2.5)
     time.sleep(1)
     name, g = s.fleet.leader()
     assert g, "no leader"
     tag = s.fleet.tags[name]
+    stopped = time.monotonic()
     os.kill(g.proc.pid, signal.SIGSTOP)
     s.fleet.paused.add(name)
-    s.fault(f"leader {tag} SIGSTOPped for {LEASE_S + 3} s")
     time.sleep(LEASE_S + 3)
     os.kill(g.proc.pid, signal.SIGCONT)
+    s.fault(f"leader {tag} SIGSTOPped for {time.monotonic() - stopped:.1f} s (leaseDuration {LEASE_S} s)")
+    s.wl.mixed("wake", dra=3)
     s.fleet.paused.discard(name)
     join()
     s.c.wait(f"{tag} gives up the lease", lambda: s.fleet.tags[name] != tag or not g.is_leader(LEASE_NAME),
