@@ -260,14 +260,15 @@ class ControlPlane:
     def token_client(self, token):
         return Client(self.server, self.ca, token=token)
 
-    def write_kubeconfig(self, path, token):
-        """A kubeconfig that authenticates with a bearer token (e.g. a ServiceAccount's)."""
+    def write_kubeconfig(self, path, token, server=None):
+        """A kubeconfig that authenticates with a bearer token (e.g. a ServiceAccount's); server
+        defaults to the API server (the fault suite points it at its proxy)."""
         with open(path, "w") as f:
             f.write(f"""apiVersion: v1
 kind: Config
 clusters:
 - name: e2e
-  cluster: {{server: "{self.server}", certificate-authority: "{self.ca}"}}
+  cluster: {{server: "{server or self.server}", certificate-authority: "{self.ca}"}}
 users:
 - name: e2e
   user: {{token: "{token}"}}
@@ -278,6 +279,24 @@ current-context: e2e
 """)
         os.chmod(path, 0o600)
         return path
+
+    def cluster_env(self):
+        """<dir>/cluster.env as a dict (APISERVER_PORT, ETCD_PORT, ...)."""
+        out = {}
+        with open(os.path.join(self.dir, "cluster.env")) as f:
+            for line in f:
+                k, _, v = line.strip().partition("=")
+                out[k] = v.strip('"')
+        return out
+
+    def component_pid(self, name):
+        """The pid of a running control-plane component (etcd, kube-apiserver, ...), or None."""
+        try:
+            with open(os.path.join(self.dir, "run", name + ".pid")) as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if os.path.exists(f"/proc/{pid}") else None
 
     def audit_events(self):
         """The API server's audit events so far (needs audit_policy); ResponseComplete stage only."""
