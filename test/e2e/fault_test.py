@@ -129,11 +129,29 @@ class Workload:
         for i in range(n):
             self._pod(f"{prefix}-{i}", extra={"priorityClassName": "fault-high" if i % 3 == 0 else "fault-low"})
 
-    def dra(self, prefix, n, scheduler=SCHEDULER):
+    def dra(self, prefix, n, scheduler=SCHEDULER, template="one-gpu"):
         for i in range(n):
             self._pod(f"{prefix}-{i}", scheduler=scheduler, extra={
                 "priorityClassName": "fault-high" if i % 2 else "fault-low",
-                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]})
+                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}]})
+
+    def device_pool(self, driver, node, devices, template=None):
+        """A DeviceClass for `driver`, its slice on `node` with `devices` devices (attribute idx = i),
+        and optionally a one-device ResourceClaimTemplate named `template`."""
+        c = self.c
+        c.post("/apis/resource.k8s.io/v1/deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": driver},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{driver}'"}}]}})
+        c.post("/apis/resource.k8s.io/v1/resourceslices", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-{driver}"},
+            "spec": {"driver": driver, "nodeName": node, "pool": {"name": f"{node}-{driver}", "generation": 1,
+                                                                  "resourceSliceCount": 1},
+                     "devices": [{"name": f"dev-{i}", "attributes": {"idx": {"int": i}}}
+                                 for i in range(devices)]}})
+        if template:
+            c.post(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaimtemplates", {
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": template},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": driver}}]}}}})
 
     def gang(self, name, size):
         self.c.wait(f"create podgroup {name}", lambda: self._try_group(name, size), timeout=60, interval=0.5)
@@ -711,19 +729,29 @@ def s_binding_denied(cp, binary):
 
 
 def s_shared_claim(cp, binary):
+    """Both schedulers race for the same claims. Two schedulers cannot see each other's in-flight
+    allocations, so each one's private claims use devices of their own (Gantry: gpu.example.com,
+    kube-scheduler: up.example.com) and each shared claim names one device of shared.example.com:
+    the only contention is two schedulers writing one claim, which the conditional claim writes
+    settle (one allocation; both pods in reservedFor, none lost)."""
     s = Scenario(cp, binary)
     c = s.c
+    shared_driver, up_driver = "shared.example.com", "up.example.com"
+    s.wl.device_pool(shared_driver, s.wl.nodes[0], 6)
+    s.wl.device_pool(up_driver, s.wl.nodes[-1], 6, template="up-one")
     for i in range(6):
         c.post(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims", {
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": f"shared-{i}"},
-            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}}})
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                "deviceClassName": shared_driver,
+                "selectors": [{"cel": {"expression": f"device.attributes['{shared_driver}'].idx == {i}"}}]}}]}}})
     s.fault("6 ResourceClaims each shared by a gantry-scheduler pod and a default-scheduler pod")
     for i in range(6):
         for who, sched in (("g", SCHEDULER), ("u", None)):
             s.wl._pod(f"sh-{who}-{i}", scheduler=sched or "default-scheduler",
                       extra={"resourceClaims": [{"name": "gpu", "resourceClaimName": f"shared-{i}"}]})
         if i == 2:
-            s.wl.dra("up-d", 6, scheduler="default-scheduler")  # upstream's own claims, same pool
+            s.wl.dra("up-d", 6, scheduler="default-scheduler", template="up-one")  # upstream's own claims
     s.wl.mixed("w0", dra=4)
     s.wl.mixed("w1", dra=4)
     s.wl.mixed("w2", dra=0)
