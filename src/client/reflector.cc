@@ -34,8 +34,10 @@ std::string Reflector::last_resource_version() const {
 std::string Reflector::Query(bool watch, std::string_view extra) const {
   std::string q = options_.path + "?";
   if (watch) q += "watch=1&allowWatchBookmarks=true&";
-  if (!options_.field_selector.empty()) q += "fieldSelector=" + UrlEncode(options_.field_selector) + "&";
-  if (!options_.label_selector.empty()) q += "labelSelector=" + UrlEncode(options_.label_selector) + "&";
+  if (!options_.field_selector.empty())
+    q += "fieldSelector=" + UrlEncode(options_.field_selector) + "&";
+  if (!options_.label_selector.empty())
+    q += "labelSelector=" + UrlEncode(options_.label_selector) + "&";
   q += std::string(extra);
   if (q.back() == '&' || q.back() == '?') q.pop_back();
   return q;
@@ -48,20 +50,26 @@ absl::Status Reflector::List(const std::atomic<bool>* stop) {
   bool begun = false;
   while (true) {
     HttpRequest req;
-    req.path = Query(false, StrCat("limit=", options_.page_size, cont.empty() ? "" : "&continue=", UrlEncode(cont)));
+    req.path = Query(false, StrCat("limit=", options_.page_size,
+                                   cont.empty() ? "" : "&continue=", UrlEncode(cont)));
     req.timeout_millis = 60'000;
     absl::StatusOr<HttpResponse> r = client_.Do(req, stop);
     if (!r.ok()) return r.status();
     if (r->status == 410 && !cont.empty()) {
-      // The continue token expired: start the list over.
+      // The continue token expired: start the list over as a fresh replace,
+      // so objects listed by the abandoned attempt but gone by the new one
+      // are deleted when it ends.
       stats_.relists_gone.fetch_add(1);
+      spdlog::info("{}: continue token expired, restarting the list", options_.name);
       cont.clear();
+      begun = false;
       continue;
     }
     if (r->status != 200) return HttpError(*r, StrCat("list ", options_.name));
     simdjson::dom::element root;
     if (auto err = parser.parse(r->body).get(root); err) {
-      return absl::DataLossError(StrCat("list ", options_.name, ": invalid JSON: ", simdjson::error_message(err)));
+      return absl::DataLossError(
+          StrCat("list ", options_.name, ": invalid JSON: ", simdjson::error_message(err)));
     }
     if (!begun) {
       sink_->BeginList();
@@ -88,9 +96,11 @@ Reflector::WatchEnd Reflector::Watch(const std::atomic<bool>* stop) {
   stats_.watches.fetch_add(1);
   static thread_local std::mt19937_64 rng(std::random_device{}());
   const int64_t timeout = options_.min_watch_seconds +
-                          static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, options_.min_watch_seconds)));
+                          static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(
+                                                           1, options_.min_watch_seconds)));
   HttpRequest req;
-  req.path = Query(true, StrCat("resourceVersion=", UrlEncode(last_resource_version()), "&timeoutSeconds=", timeout));
+  req.path = Query(true, StrCat("resourceVersion=", UrlEncode(last_resource_version()),
+                                "&timeoutSeconds=", timeout));
   simdjson::dom::parser parser;
   bool gone = false;
   bool error_event = false;
@@ -98,7 +108,8 @@ Reflector::WatchEnd Reflector::Watch(const std::atomic<bool>* stop) {
     simdjson::dom::element ev;
     if (parser.parse(line.data(), line.size(), true).get(ev) != simdjson::SUCCESS) {
       stats_.bad_events.fetch_add(1);
-      spdlog::warn("{} watch: skipping an event that is not valid JSON ({} bytes)", options_.name, line.size());
+      spdlog::warn("{} watch: skipping an event that is not valid JSON ({} bytes)", options_.name,
+                   line.size());
       return true;
     }
     std::string_view type;

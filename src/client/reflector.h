@@ -32,7 +32,10 @@ class ObjectSink {
  public:
   virtual ~ObjectSink() = default;
   // A (re)list starts; ListItem for each object; EndList when complete (the
-  // sink drops objects it holds that were not listed).
+  // sink drops objects it holds that were not listed). BeginList may come
+  // again before EndList when a list restarts (its continue token expired):
+  // the sink then forgets what the abandoned attempt listed, so EndList
+  // compares against the restarted list only.
   virtual void BeginList() = 0;
   virtual void ListItem(api::JsonValue object) = 0;
   virtual void EndList() = 0;

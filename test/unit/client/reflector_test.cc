@@ -16,7 +16,8 @@ namespace {
 
 using testing::Running;
 
-std::string PodJson(const std::string& name, const std::string& rv, const std::string& spec = "{}") {
+std::string PodJson(const std::string& name, const std::string& rv,
+                    const std::string& spec = "{}") {
   return R"({"metadata":{"name":")" + name + R"(","namespace":"d","uid":"uid-)" + name +
          R"(","resourceVersion":")" + rv + R"("},"spec":)" + spec + "}";
 }
@@ -36,17 +37,20 @@ TEST(Reflector, ChunkedListWatchBadObjectsAndRelistOnGone) {
       EXPECT_EQ(req.get_param_value("allowWatchBookmarks"), "true");
       if (n == 0) {
         EXPECT_EQ(req.get_param_value("resourceVersion"), "10");
-        res.set_content("{\"type\":\"ADDED\",\"object\":" + PodJson("p3", "11") + "}\n" +
-                            "{\"type\":\"MODIFIED\",\"object\":" + PodJson("p1", "12") + "}\n" +
-                            "not json at all\n" +
-                            "{\"type\":\"MODIFIED\",\"object\":" + PodJson("p1", "13", R"({"priority":"x"})") + "}\n" +
-                            R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"15"}}})" + "\n" +
-                            "{\"type\":\"DELETED\",\"object\":" + PodJson("p2", "16") + "}\n",
-                        "application/json");
+        res.set_content(
+            "{\"type\":\"ADDED\",\"object\":" + PodJson("p3", "11") + "}\n" +
+                "{\"type\":\"MODIFIED\",\"object\":" + PodJson("p1", "12") + "}\n" +
+                "not json at all\n" +
+                "{\"type\":\"MODIFIED\",\"object\":" + PodJson("p1", "13", R"({"priority":"x"})") +
+                "}\n" + R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"15"}}})" +
+                "\n" + "{\"type\":\"DELETED\",\"object\":" + PodJson("p2", "16") + "}\n",
+            "application/json");
       } else if (n == 1) {
         EXPECT_EQ(req.get_param_value("resourceVersion"), "16");
-        res.set_content(R"({"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old"}})" "\n",
-                        "application/json");
+        res.set_content(
+            R"({"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old"}})"
+            "\n",
+            "application/json");
       } else {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         res.set_content("", "application/json");
@@ -56,16 +60,18 @@ TEST(Reflector, ChunkedListWatchBadObjectsAndRelistOnGone) {
     int n = lists.fetch_add(1);
     EXPECT_EQ(req.get_param_value("limit"), "2");
     if (n == 0) {
-      res.set_content(R"({"metadata":{"resourceVersion":"10","continue":"c1"},"items":[)" + PodJson("p1", "5") + "]}",
+      res.set_content(R"({"metadata":{"resourceVersion":"10","continue":"c1"},"items":[)" +
+                          PodJson("p1", "5") + "]}",
                       "application/json");
     } else if (n == 1) {
       EXPECT_EQ(req.get_param_value("continue"), "c1");
-      res.set_content(R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("p2", "6") + "," +
-                          PodJson("bad", "7", R"({"priority":"high"})") + "]}",
+      res.set_content(R"({"metadata":{"resourceVersion":"10"},"items":[)" + PodJson("p2", "6") +
+                          "," + PodJson("bad", "7", R"({"priority":"high"})") + "]}",
                       "application/json");
     } else {
-      res.set_content(R"({"metadata":{"resourceVersion":"20"},"items":[)" + PodJson("p1", "12") + "]}",
-                      "application/json");
+      res.set_content(
+          R"({"metadata":{"resourceVersion":"20"},"items":[)" + PodJson("p1", "12") + "]}",
+          "application/json");
     }
   });
   Running<httplib::Server> server(std::move(srv));
@@ -77,11 +83,21 @@ TEST(Reflector, ChunkedListWatchBadObjectsAndRelistOnGone) {
   std::mutex hmu;
   std::set<std::string> live;
   int adds = 0, updates = 0, deletes = 0;
-  Informer<api::Pod> informer(
-      "Pod", &api::DecodePod,
-      {[&](auto p) { std::lock_guard<std::mutex> l(hmu); live.insert(p->meta.name); ++adds; },
-       [&](auto, auto) { std::lock_guard<std::mutex> l(hmu); ++updates; },
-       [&](auto p) { std::lock_guard<std::mutex> l(hmu); live.erase(p->meta.name); ++deletes; }});
+  Informer<api::Pod> informer("Pod", &api::DecodePod,
+                              {[&](auto p) {
+                                 std::lock_guard<std::mutex> l(hmu);
+                                 live.insert(p->meta.name);
+                                 ++adds;
+                               },
+                               [&](auto, auto) {
+                                 std::lock_guard<std::mutex> l(hmu);
+                                 ++updates;
+                               },
+                               [&](auto p) {
+                                 std::lock_guard<std::mutex> l(hmu);
+                                 live.erase(p->meta.name);
+                                 ++deletes;
+                               }});
   ReflectorOptions opts;
   opts.name = "pods";
   opts.path = "/api/v1/pods";
@@ -106,10 +122,89 @@ TEST(Reflector, ChunkedListWatchBadObjectsAndRelistOnGone) {
   EXPECT_GE(reflector.stats().bad_events.load(), 1);
   std::lock_guard<std::mutex> l(hmu);
   EXPECT_EQ(live, (std::set<std::string>{"p1"}));  // p3 dropped by the relist, p2 deleted
-  EXPECT_EQ(adds, 3);     // p1, p2, p3
+  EXPECT_EQ(adds, 3);                              // p1, p2, p3
   EXPECT_EQ(updates, 1);  // p1@12 (p1@13 was bad; relist sees p1@12 unchanged)
   EXPECT_EQ(deletes, 2);  // p2 (watch), p3 (relist)
   EXPECT_EQ(field_selectors.front(), "status.phase!=Succeeded,status.phase!=Failed");
+}
+
+// A continue token that expires mid-list restarts the list as a fresh
+// replace: an object seen on the first attempt's first page and deleted
+// before the restarted list is removed from the cache (through the delete
+// handler), not kept as a ghost.
+TEST(Reflector, ExpiredContinueTokenRestartsTheReplace) {
+  auto srv = std::make_unique<httplib::Server>();
+  std::atomic<int> lists{0};
+  srv->Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("watch")) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      res.set_content("", "application/json");
+      return;
+    }
+    const int n = lists.fetch_add(1);
+    const std::string cont = req.get_param_value("continue");
+    if (n == 0) {  // first attempt, page 1
+      EXPECT_EQ(cont, "");
+      res.set_content(R"({"metadata":{"resourceVersion":"10","continue":"c1"},"items":[)" +
+                          PodJson("ghost", "5") + "]}",
+                      "application/json");
+    } else if (n == 1) {  // page 2: the token expired
+      EXPECT_EQ(cont, "c1");
+      res.status = 410;
+      res.set_content(R"({"kind":"Status","status":"Failure","reason":"Expired",)"
+                      R"("message":"The provided continue parameter is too old","code":410})",
+                      "application/json");
+    } else if (n == 2) {  // restarted list, page 1 ("ghost" was deleted meanwhile)
+      EXPECT_EQ(cont, "");
+      res.set_content(R"({"metadata":{"resourceVersion":"20","continue":"c2"},"items":[)" +
+                          PodJson("b", "18") + "]}",
+                      "application/json");
+    } else {
+      EXPECT_EQ(cont, "c2");
+      res.set_content(
+          R"({"metadata":{"resourceVersion":"20"},"items":[)" + PodJson("c", "19") + "]}",
+          "application/json");
+    }
+  });
+  Running<httplib::Server> server(std::move(srv));
+  RestConfig cfg;
+  cfg.server = "http://127.0.0.1:" + std::to_string(server.port());
+  auto client = HttpClient::Create(cfg, ClientOptions{});
+  ASSERT_TRUE(client.ok());
+  std::mutex hmu;
+  std::set<std::string> live, deleted;
+  Informer<api::Pod> informer("Pod", &api::DecodePod,
+                              {[&](auto p) {
+                                 std::lock_guard<std::mutex> l(hmu);
+                                 live.insert(p->meta.name);
+                               },
+                               nullptr,
+                               [&](auto p) {
+                                 std::lock_guard<std::mutex> l(hmu);
+                                 live.erase(p->meta.name);
+                                 deleted.insert(p->meta.name);
+                               }});
+  ReflectorOptions opts;
+  opts.name = "pods";
+  opts.path = "/api/v1/pods";
+  opts.page_size = 1;
+  Reflector reflector(**client, opts, &informer);
+  std::atomic<bool> stop{false};
+  std::thread t([&] { reflector.Run(&stop); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!reflector.HasSynced() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop.store(true);
+  t.join();
+  ASSERT_TRUE(reflector.HasSynced());
+  EXPECT_EQ(lists.load(), 4);
+  EXPECT_EQ(reflector.stats().relists_gone.load(), 1);
+  EXPECT_EQ(reflector.last_resource_version(), "20");
+  std::lock_guard<std::mutex> l(hmu);
+  EXPECT_EQ(live, (std::set<std::string>{"b", "c"}));
+  EXPECT_EQ(deleted, (std::set<std::string>{"ghost"}));
+  EXPECT_EQ(informer.size(), 2u);
 }
 
 TEST(Discovery, ServedGroupVersionsAndResources) {
@@ -118,15 +213,18 @@ TEST(Discovery, ServedGroupVersionsAndResources) {
     res.set_content(R"({"versions":["v1"]})", "application/json");
   });
   srv->Get("/apis", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(R"({"groups":[{"name":"policy","versions":[{"groupVersion":"policy/v1","version":"v1"}]},
+    res.set_content(
+        R"({"groups":[{"name":"policy","versions":[{"groupVersion":"policy/v1","version":"v1"}]},
       {"name":"resource.k8s.io","versions":[{"groupVersion":"resource.k8s.io/v1","version":"v1"}]}]})",
-                    "application/json");
+        "application/json");
   });
   srv->Get("/apis/resource.k8s.io/v1", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(R"({"resources":[{"name":"resourceclaims"},{"name":"resourceslices"}]})", "application/json");
+    res.set_content(R"({"resources":[{"name":"resourceclaims"},{"name":"resourceslices"}]})",
+                    "application/json");
   });
   srv->Get("/api/v1", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(R"({"resources":[{"name":"pods"},{"name":"pods/binding"}]})", "application/json");
+    res.set_content(R"({"resources":[{"name":"pods"},{"name":"pods/binding"}]})",
+                    "application/json");
   });
   Running<httplib::Server> server(std::move(srv));
   RestConfig cfg;
