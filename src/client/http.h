@@ -127,8 +127,8 @@ struct ClientOptions {
   size_t max_idle_connections = 32;
   // Checked before every mutating request that is not fence_exempt; null: no fence.
   std::shared_ptr<WriteFence> write_fence;
-  // Largest response body Do keeps: a LIST page of 500 objects of ~100 KiB
-  // of JSON each is 50 MiB. Longer bodies are dropped (ResourceExhausted).
+  // Largest response body Do keeps: a LIST page of 500 objects of ~130 KiB
+  // of JSON each. Longer bodies are dropped (ResourceExhausted).
   size_t max_response_bytes = size_t{64} << 20;
   // Largest watch line (one event) Stream passes on: the biggest object
   // etcd stores (1.5 MiB, --max-request-bytes) encoded as JSON, with room.
