@@ -188,8 +188,9 @@ TEST_P(LeaseLoss, LosesWithinRenewDeadlineAndFencesWrites) {
   EXPECT_TRUE(stopped.load());
   EXPECT_FALSE(elector.IsLeader());
   // renewDeadline (1000 ms) after the elector started its last successful
-  // renewal, which is before the server accepted it; 250 ms of slack.
-  EXPECT_LT(lost_after, 1000 + 250);
+  // renewal, which is before the server accepted it; 400 ms of slack for
+  // a loaded machine.
+  EXPECT_LT(lost_after, 1000 + 400);
   EXPECT_TRUE(fence->tripped());
 
   r = (*client)->Do(Binding("after-loss"));
