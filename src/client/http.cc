@@ -13,15 +13,12 @@
 #include "nlohmann/json.hpp"
 #include "simdjson.h"
 #include "spdlog/spdlog.h"
+#include "src/client/client_metrics.h"
 
 namespace gantry::client {
 namespace {
 
-int64_t MonoMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t MonoMicros() { return MonotonicMicros(); }
 
 std::once_flag g_curl_init;
 
@@ -68,7 +65,7 @@ int64_t RateLimiter::Reserve(bool take_if_available) {
 
 bool RateLimiter::TryAccept() { return Reserve(true) == 0; }
 
-bool RateLimiter::Wait(const std::atomic<bool>* stop) {
+bool RateLimiter::Wait(const std::atomic<bool>* stop, int64_t deadline_micros) {
   bool waited = false;
   while (true) {
     if (stop != nullptr && stop->load()) return false;
@@ -77,6 +74,7 @@ bool RateLimiter::Wait(const std::atomic<bool>* stop) {
       if (waited) waits_.fetch_add(1);
       return true;
     }
+    if (deadline_micros > 0 && MonoMicros() + wait >= deadline_micros) return false;
     waited = true;
     std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(wait, 100'000)));
   }
@@ -93,10 +91,17 @@ Backoff::Backoff(int64_t initial_millis, int64_t max_millis, double factor, doub
       rng_(seed != 0 ? seed : static_cast<uint64_t>(MonoMicros())) {}
 
 int64_t Backoff::NextMillis() {
+  const int64_t now = MonoMicros();
+  if (reset_after_micros_ > 0 && last_micros_ != 0 && now - last_micros_ > reset_after_micros_) {
+    current_ = 0;
+  }
+  last_micros_ = now;
   current_ =
       current_ == 0 ? static_cast<double>(initial_) : std::min<double>(current_ * factor_, max_);
   std::uniform_real_distribution<double> dist(0.0, jitter_);
-  return static_cast<int64_t>(current_ * (1.0 + dist(rng_)));
+  double d = current_ * (1.0 + dist(rng_));
+  if (jitter_within_max_) d = std::min<double>(d, static_cast<double>(max_));
+  return static_cast<int64_t>(d);
 }
 
 bool SleepFor(int64_t millis, const std::atomic<bool>* stop) {
@@ -108,6 +113,10 @@ bool SleepFor(int64_t millis, const std::atomic<bool>* stop) {
         std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(50)));
   }
   return stop == nullptr || !stop->load();
+}
+
+bool IsMutating(std::string_view method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
 }
 
 std::string UrlEncode(std::string_view s) {
@@ -263,6 +272,18 @@ struct HttpClient::Transfer {
   int64_t idle_timeout_micros = 0;
   bool idle_timed_out = false;
   void* handle = nullptr;
+  // Caps: a body longer than max_body is dropped (body_too_large); a line
+  // longer than max_line is skipped to its end, then the stream ends
+  // (oversized_line_bytes = its length).
+  size_t max_body = 0;
+  bool body_too_large = false;
+  size_t max_line = 0;
+  bool skipping_line = false;
+  size_t skipped_bytes = 0;
+  size_t oversized_line_bytes = 0;
+  // Checked again right before the request goes out (prereq callback).
+  const WriteFence* fence = nullptr;
+  absl::Status fence_refusal;
 };
 
 namespace {
@@ -306,6 +327,12 @@ static size_t WriteCb(char* data, size_t size, size_t n, void* user) {
   const size_t len = size * n;
   x->last_data_micros = MonoMicros();
   if (!x->streaming) {
+    if (x->max_body > 0 && x->resp.body.size() + len > x->max_body) {
+      x->body_too_large = true;
+      x->resp.body.clear();
+      x->resp.body.shrink_to_fit();
+      return 0;  // aborts the transfer
+    }
     x->resp.body.append(data, len);
     return len;
   }
@@ -319,13 +346,29 @@ static size_t WriteCb(char* data, size_t size, size_t n, void* user) {
     if (x->resp.body.size() < (1u << 20)) x->resp.body.append(data, len);
     return len;
   }
-  x->pending.append(data, len);
+  std::string_view chunk(data, len);
+  if (x->skipping_line) {
+    // Inside a line over the cap: count it, keep nothing, end at its newline.
+    const size_t nl = chunk.find('\n');
+    if (nl == std::string_view::npos) {
+      x->skipped_bytes += len;
+      return len;
+    }
+    x->oversized_line_bytes = x->skipped_bytes + nl;
+    return 0;  // aborts the transfer
+  }
+  x->pending.append(chunk);
   size_t start = 0;
   while (true) {
     size_t nl = x->pending.find('\n', start);
     if (nl == std::string::npos) break;
     std::string_view line(x->pending.data() + start, nl - start);
     start = nl + 1;
+    if (x->max_line > 0 && line.size() > x->max_line) {
+      x->oversized_line_bytes = line.size();
+      x->pending.clear();
+      return 0;  // aborts the transfer
+    }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     if (!(*x->on_line)(line)) {
@@ -334,7 +377,23 @@ static size_t WriteCb(char* data, size_t size, size_t n, void* user) {
     }
   }
   x->pending.erase(0, start);
+  if (x->max_line > 0 && x->pending.size() > x->max_line) {
+    x->skipping_line = true;
+    x->skipped_bytes = x->pending.size();
+    x->pending.clear();
+    x->pending.shrink_to_fit();
+  }
   return len;
+}
+
+// Runs once the connection is ready, right before the request is sent.
+static int PrereqCb(void* user, char*, char*, int, int) {
+  auto* x = static_cast<HttpClient::Transfer*>(user);
+  if (x->fence == nullptr) return CURL_PREREQFUNC_OK;
+  absl::Status st = x->fence->Check();
+  if (st.ok()) return CURL_PREREQFUNC_OK;
+  x->fence_refusal = std::move(st);
+  return CURL_PREREQFUNC_ABORT;
 }
 
 static int ProgressCb(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
@@ -427,8 +486,29 @@ void HttpClient::ReleaseHandle(void* h) {
   }
 }
 
+WriteFence* HttpClient::FenceFor(const HttpRequest& req) const {
+  if (options_.write_fence == nullptr || req.fence_exempt || !IsMutating(req.method)) {
+    return nullptr;
+  }
+  return options_.write_fence.get();
+}
+
+absl::Status HttpClient::Refused(const HttpRequest& req, absl::Status why) const {
+  options_.write_fence->CountRefused();
+  const std::string resource = ResourceOfPath(req.path);
+  GlobalClientMetrics().writes_fenced.With({resource}).Inc();
+  // A deposed leader may refuse thousands of queued writes: log a sample.
+  const int64_t n = options_.write_fence->refused();
+  if (n == 1 || n % 1000 == 0) {
+    spdlog::warn("{} {}: {} ({} writes refused so far)", req.method,
+                 req.path.substr(0, req.path.find('?')), Msg(why), n);
+  }
+  return why;
+}
+
 absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfer* xfer,
-                                                 bool stream, const std::atomic<bool>* stop) {
+                                                 bool stream, const std::atomic<bool>* stop,
+                                                 int64_t timeout_millis) {
   absl::StatusOr<Credentials> creds = creds_.Get();
   if (!creds.ok()) return creds.status();
   CURL* h = static_cast<CURL*>(AcquireHandle());
@@ -504,6 +584,19 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
   xfer->stop = stop;
   xfer->handle = h;
   xfer->last_data_micros = MonoMicros();
+  xfer->body_too_large = false;
+  xfer->skipping_line = false;
+  xfer->skipped_bytes = 0;
+  xfer->oversized_line_bytes = 0;
+  xfer->fence_refusal = absl::OkStatus();
+  if (xfer->fence != nullptr) {
+    curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, PrereqCb);
+    curl_easy_setopt(h, CURLOPT_PREREQDATA, xfer);
+  }
+  if (!stream && xfer->max_body > 0) {
+    // Refuses at once a body whose Content-Length is over the cap.
+    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(xfer->max_body));
+  }
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, HeaderCb);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &xfer->resp);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteCb);
@@ -511,7 +604,7 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, ProgressCb);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, xfer);
-  if (!stream) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout_millis));
+  if (!stream) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_millis));
 
   requests_.fetch_add(1);
   CURLcode rc = curl_easy_perform(h);
@@ -536,6 +629,23 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
     curl_easy_cleanup(h);
   }
   if (rc != CURLE_OK) {
+    if (!xfer->fence_refusal.ok()) return xfer->fence_refusal;
+    if (xfer->body_too_large || rc == CURLE_FILESIZE_EXCEEDED) {
+      GlobalClientMetrics().responses_too_large.With({ResourceOfPath(req.path)}).Inc();
+      return absl::ResourceExhaustedError(StrCat(req.method, " ", req.path,
+                                                 ": response body over the limit of ",
+                                                 xfer->max_body, " bytes, dropped"));
+    }
+    if (stream && xfer->oversized_line_bytes > 0) {
+      return absl::ResourceExhaustedError(
+          StrCat(req.method, " ", req.path, ": a watch event of ", xfer->oversized_line_bytes,
+                 " bytes is over the limit of ", xfer->max_line, " bytes"));
+    }
+    if (stream && xfer->idle_timed_out && !xfer->stopped_by_callback &&
+        (stop == nullptr || !stop->load())) {
+      return absl::DeadlineExceededError(StrCat(req.method, " ", req.path, ": no data for ",
+                                                xfer->idle_timeout_micros / 1000, " ms"));
+    }
     if (stream &&
         (xfer->stopped_by_callback || (stop != nullptr && stop->load()) || xfer->idle_timed_out)) {
       return std::move(xfer->resp);  // ended on purpose
@@ -552,11 +662,36 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
 }
 
 absl::StatusOr<HttpResponse> HttpClient::Do(const HttpRequest& req, const std::atomic<bool>* stop) {
+  WriteFence* fence = FenceFor(req);
+  const int64_t deadline = req.deadline_micros;
+  auto past_deadline = [&] {
+    return absl::DeadlineExceededError(
+        StrCat(req.method, " ", req.path.substr(0, req.path.find('?')), ": deadline exceeded"));
+  };
   bool reauthed = false;
   for (int attempt = 0;; ++attempt) {
-    if (!limiter_.Wait(stop)) return absl::CancelledError("stopping");
+    if (!limiter_.Wait(stop, deadline)) {
+      if (stop != nullptr && stop->load()) return absl::CancelledError("stopping");
+      return past_deadline();
+    }
+    // This attempt's timeout: the request's, cut at the call's deadline and,
+    // for a fenced write, at the fence's expiry.
+    int64_t timeout_millis = req.timeout_millis;
+    if (deadline > 0) {
+      const int64_t left = deadline - MonoMicros();
+      if (left <= 0) return past_deadline();
+      timeout_millis = std::min<int64_t>(timeout_millis, std::max<int64_t>(1, left / 1000));
+    }
     Transfer xfer;
-    absl::StatusOr<HttpResponse> r = Perform(req, &xfer, /*stream=*/false, stop);
+    xfer.max_body = options_.max_response_bytes;
+    if (fence != nullptr) {
+      if (absl::Status st = fence->Check(); !st.ok()) return Refused(req, std::move(st));
+      const int64_t left = fence->RemainingMicros();
+      timeout_millis = std::min<int64_t>(timeout_millis, std::max<int64_t>(1, left / 1000));
+      xfer.fence = fence;
+    }
+    absl::StatusOr<HttpResponse> r = Perform(req, &xfer, /*stream=*/false, stop, timeout_millis);
+    if (!xfer.fence_refusal.ok()) return Refused(req, xfer.fence_refusal);
     if (!r.ok()) return r;
     if (r->status == 401 && !reauthed && creds_.Invalidate()) {
       reauthed = true;
@@ -566,6 +701,11 @@ absl::StatusOr<HttpResponse> HttpClient::Do(const HttpRequest& req, const std::a
         attempt < options_.max_retries) {
       int64_t ms =
           std::min<int64_t>(*r->retry_after_seconds * 1000, options_.max_retry_after_millis);
+      if (deadline > 0 && MonoMicros() + ms * 1000 >= deadline) {
+        spdlog::debug("{} {}: HTTP {} with Retry-After {} s: past the deadline, not retrying",
+                      req.method, req.path, r->status, *r->retry_after_seconds);
+        return r;
+      }
       spdlog::debug("{} {}: HTTP {}, retrying after {} ms", req.method, req.path, r->status, ms);
       if (!SleepFor(ms, stop)) return absl::CancelledError("stopping");
       continue;
@@ -583,7 +723,9 @@ absl::StatusOr<HttpResponse> HttpClient::Stream(
     Transfer xfer;
     xfer.on_line = &on_line;
     xfer.idle_timeout_micros = idle_timeout_millis * 1000;
-    absl::StatusOr<HttpResponse> r = Perform(req, &xfer, /*stream=*/true, stop);
+    xfer.max_line = options_.max_line_bytes;
+    absl::StatusOr<HttpResponse> r =
+        Perform(req, &xfer, /*stream=*/true, stop, /*timeout_millis=*/0);
     if (!r.ok()) return r;
     if (r->status == 401 && !reauthed && creds_.Invalidate()) {
       reauthed = true;

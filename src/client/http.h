@@ -8,8 +8,15 @@
 // - Every request waits for a token from the client-side token bucket
 //   (clientConnection.qps/burst).
 // - 429 and 5xx answers carrying a numeric Retry-After are retried after
-//   that delay, at most `max_retries` times; a 401 re-reads rotating
-//   credentials (token files, exec plugins) and retries once.
+//   that delay, at most `max_retries` times, never past the request's
+//   deadline; a 401 re-reads rotating credentials (token files, exec
+//   plugins) and retries once.
+// - With a WriteFence (ClientOptions::write_fence), every mutating request
+//   that is not `fence_exempt` is checked against it immediately before it
+//   is sent (each retry too) and refused with FailedPrecondition when the
+//   fence is closed; counted in gantry_writes_fenced_total.
+// - Response bodies are capped (ClientOptions::max_response_bytes), and so
+//   are watch lines (ClientOptions::max_line_bytes); see Do and Stream.
 // - Bearer tokens are never logged.
 #ifndef GANTRY_SRC_CLIENT_HTTP_H_
 #define GANTRY_SRC_CLIENT_HTTP_H_
@@ -27,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "src/client/rest_config.h"
+#include "src/client/write_fence.h"
 
 namespace gantry::client {
 
@@ -34,8 +42,9 @@ namespace gantry::client {
 class RateLimiter {
  public:
   RateLimiter(double qps, int burst);
-  // Blocks until a token is available; false when `stop` became true first.
-  bool Wait(const std::atomic<bool>* stop = nullptr);
+  // Blocks until a token is available; false when `stop` became true, or
+  // the steady-clock `deadline_micros` (0: none) passed, first.
+  bool Wait(const std::atomic<bool>* stop = nullptr, int64_t deadline_micros = 0);
   bool TryAccept();
   int64_t waits() const { return waits_.load(); }
 
@@ -59,10 +68,19 @@ class Backoff {
   int64_t NextMillis();
   void Reset() { current_ = 0; }
 
+  // Starts over from `initial` when NextMillis was not called for
+  // `millis` (a stable period; client-go's reflector uses 2 min). 0: never.
+  void set_reset_after_millis(int64_t millis) { reset_after_micros_ = millis * 1000; }
+  // Clamps the jittered delay at `max` as well (without: up to max * (1 + jitter)).
+  void set_jitter_within_max(bool v) { jitter_within_max_ = v; }
+
  private:
   int64_t initial_, max_;
   double factor_, jitter_;
   double current_ = 0;
+  int64_t reset_after_micros_ = 0;
+  bool jitter_within_max_ = false;
+  int64_t last_micros_ = 0;
   std::mt19937_64 rng_;
 };
 
@@ -81,8 +99,16 @@ struct HttpRequest {
   std::string body;
   std::string content_type = "application/json";
   std::string accept = "application/json";
-  int64_t timeout_millis = 30'000;  // whole request (Do only)
+  int64_t timeout_millis = 30'000;  // each attempt (Do only)
+  // Steady-clock deadline (MonotonicMicros()) of the whole call, rate-limit
+  // waits, attempts and Retry-After waits together; 0: none (Do only).
+  int64_t deadline_micros = 0;
+  // Not subject to the client's WriteFence (the lease's own requests).
+  bool fence_exempt = false;
 };
+
+// True for POST, PUT, PATCH and DELETE.
+bool IsMutating(std::string_view method);
 
 struct HttpResponse {
   long status = 0;
@@ -99,6 +125,14 @@ struct ClientOptions {
   int64_t max_retry_after_millis = 60'000;
   std::string user_agent = "gantry-scheduler";
   size_t max_idle_connections = 32;
+  // Checked before every mutating request that is not fence_exempt; null: no fence.
+  std::shared_ptr<WriteFence> write_fence;
+  // Largest response body Do keeps: a LIST page of 500 objects of ~130 KiB
+  // of JSON each. Longer bodies are dropped (ResourceExhausted).
+  size_t max_response_bytes = size_t{64} << 20;
+  // Largest watch line (one event) Stream passes on: the biggest object
+  // etcd stores (1.5 MiB, --max-request-bytes) encoded as JSON, with room.
+  size_t max_line_bytes = size_t{16} << 20;
 };
 
 // A Status message as std::string (abseil's string_view is not std's here).
@@ -132,14 +166,20 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // One request with the retries described above. A transport failure
-  // (connection refused, timeout) is Unavailable.
+  // (connection refused, timeout) is Unavailable; the deadline passing
+  // before an attempt could start is DeadlineExceeded (a Retry-After wait
+  // that would pass it is not taken: the answer is returned); a write the
+  // fence refused is FailedPrecondition; a body over max_response_bytes is
+  // ResourceExhausted (only then).
   absl::StatusOr<HttpResponse> Do(const HttpRequest& req, const std::atomic<bool>* stop = nullptr);
 
   // A long-running GET (watch). For 2xx answers each complete line of the
   // body is passed to `on_line` (without the newline); returning false from
-  // it ends the stream. Non-2xx answers are returned with their body. The
-  // stream also ends when *stop becomes true, or after `idle_timeout_millis`
-  // without any byte.
+  // it ends the stream. Non-2xx answers are returned with their body (the
+  // first MiB). The stream also ends when *stop becomes true (OK), after
+  // `idle_timeout_millis` without any byte (DeadlineExceeded), or at a line
+  // longer than max_line_bytes, which is skipped, not stored
+  // (ResourceExhausted, naming its size).
   absl::StatusOr<HttpResponse> Stream(const HttpRequest& req,
                                       const std::function<bool(std::string_view line)>& on_line,
                                       const std::atomic<bool>* stop, int64_t idle_timeout_millis);
@@ -158,7 +198,10 @@ class HttpClient {
   void* AcquireHandle();
   void ReleaseHandle(void* h);
   absl::StatusOr<HttpResponse> Perform(const HttpRequest& req, Transfer* xfer, bool stream,
-                                       const std::atomic<bool>* stop);
+                                       const std::atomic<bool>* stop, int64_t timeout_millis);
+  // The fence that applies to `req` (null: none).
+  WriteFence* FenceFor(const HttpRequest& req) const;
+  absl::Status Refused(const HttpRequest& req, absl::Status why) const;
 
   RestConfig config_;
   ClientOptions options_;

@@ -14,11 +14,7 @@
 namespace gantry::client {
 namespace {
 
-int64_t Mono() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t Mono() { return MonotonicMicros(); }
 int64_t Wall() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -52,27 +48,32 @@ std::string DefaultIdentity() {
   b[6] = (b[6] & 0x0f) | 0x40;
   b[8] = (b[8] & 0x3f) | 0x80;
   char uuid[40];
-  std::snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(uuid, sizeof(uuid),
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
   return StrCat(Hostname(), "_", uuid);
 }
 
-LeaderElector::LeaderElector(HttpClient& client, LeaderElectionConfig config)
-    : client_(client), config_(std::move(config)) {
+LeaderElector::LeaderElector(HttpClient& client, LeaderElectionConfig config, WriteFence* fence)
+    : client_(client), config_(std::move(config)), fence_(fence) {
   if (config_.identity.empty()) config_.identity = DefaultIdentity();
 }
 
 std::string LeaderElector::LeasePath(bool collection) const {
-  std::string p = StrCat("/apis/coordination.k8s.io/v1/namespaces/", UrlEncode(config_.lease_namespace), "/leases");
+  std::string p = StrCat("/apis/coordination.k8s.io/v1/namespaces/",
+                         UrlEncode(config_.lease_namespace), "/leases");
   if (!collection) p += StrCat("/", UrlEncode(config_.lease_name));
   return p;
 }
 
-absl::StatusOr<LeaseRecord> LeaderElector::Get(bool* not_found) {
+absl::StatusOr<LeaseRecord> LeaderElector::Get(bool* not_found, int64_t deadline_micros) {
   *not_found = false;
   HttpRequest req;
   req.path = LeasePath(false);
   req.timeout_millis = config_.renew_deadline_millis;
+  req.deadline_micros = deadline_micros;
+  req.fence_exempt = true;
   absl::StatusOr<HttpResponse> r = client_.Do(req);
   if (!r.ok()) return r.status();
   if (r->status == 404) {
@@ -102,7 +103,7 @@ absl::StatusOr<LeaseRecord> LeaderElector::Get(bool* not_found) {
   }
 }
 
-bool LeaderElector::Write(const LeaseRecord& rec, bool create) {
+bool LeaderElector::Write(const LeaseRecord& rec, bool create, int64_t deadline_micros) {
   nlohmann::json spec = {{"holderIdentity", rec.holder},
                          {"leaseDurationSeconds", rec.lease_duration_seconds},
                          {"acquireTime", ApiClusterWriter::FormatMicroTime(rec.acquire_micros)},
@@ -110,12 +111,17 @@ bool LeaderElector::Write(const LeaseRecord& rec, bool create) {
                          {"leaseTransitions", rec.transitions}};
   nlohmann::json meta = {{"name", config_.lease_name}, {"namespace", config_.lease_namespace}};
   if (!create) meta["resourceVersion"] = rec.resource_version;
-  nlohmann::json body = {{"apiVersion", "coordination.k8s.io/v1"}, {"kind", "Lease"}, {"metadata", meta}, {"spec", spec}};
+  nlohmann::json body = {{"apiVersion", "coordination.k8s.io/v1"},
+                         {"kind", "Lease"},
+                         {"metadata", meta},
+                         {"spec", spec}};
   HttpRequest req;
   req.method = create ? "POST" : "PUT";
   req.path = LeasePath(create);
   req.body = body.dump();
   req.timeout_millis = config_.renew_deadline_millis;
+  req.deadline_micros = deadline_micros;
+  req.fence_exempt = true;
   absl::StatusOr<HttpResponse> r = client_.Do(req);
   if (!r.ok()) {
     spdlog::info("lease {}/{}: {}", config_.lease_namespace, config_.lease_name, Msg(r.status()));
@@ -137,6 +143,14 @@ bool LeaderElector::Write(const LeaseRecord& rec, bool create) {
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
+  return TryAcquireOrRenewBy(Mono() + config_.renew_deadline_millis * 1000);
+}
+
+bool LeaderElector::HeldByOther() const {
+  return !observed_.holder.empty() && observed_.holder != config_.identity;
+}
+
+bool LeaderElector::TryAcquireOrRenewBy(int64_t deadline) {
   const int64_t now = Wall();
   LeaseRecord want;
   want.holder = config_.identity;
@@ -150,18 +164,20 @@ bool LeaderElector::TryAcquireOrRenew() {
     rec.acquire_micros = observed_.acquire_micros;
     rec.transitions = observed_.transitions;
     rec.resource_version = observed_.resource_version;
-    if (Write(rec, false)) return true;
+    if (Write(rec, false, deadline)) return true;
   }
   bool not_found = false;
-  absl::StatusOr<LeaseRecord> cur = Get(&not_found);
+  absl::StatusOr<LeaseRecord> cur = Get(&not_found, deadline);
   if (!cur.ok()) {
     spdlog::info("lease {}/{}: {}", config_.lease_namespace, config_.lease_name, Msg(cur.status()));
     return false;
   }
-  if (not_found) return Write(want, /*create=*/true);
+  if (not_found) return Write(want, /*create=*/true, deadline);
   const int64_t duration_micros =
-      (cur->lease_duration_seconds > 0 ? cur->lease_duration_seconds * 1'000'000 : config_.lease_duration_millis * 1000);
-  if (!cur->holder.empty() && cur->holder != config_.identity && observed_at_micros_ + duration_micros > Mono()) {
+      (cur->lease_duration_seconds > 0 ? cur->lease_duration_seconds * 1'000'000
+                                       : config_.lease_duration_millis * 1000);
+  if (!cur->holder.empty() && cur->holder != config_.identity &&
+      observed_at_micros_ + duration_micros > Mono()) {
     return false;  // held by someone else and not expired
   }
   if (cur->holder == config_.identity) {
@@ -171,7 +187,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     want.transitions = cur->transitions + 1;
   }
   want.resource_version = cur->resource_version;
-  return Write(want, /*create=*/false);
+  return Write(want, /*create=*/false, deadline);
 }
 
 void LeaderElector::Release() {
@@ -180,45 +196,68 @@ void LeaderElector::Release() {
   rec.holder = "";
   rec.lease_duration_seconds = 1;
   rec.renew_micros = Wall();
-  if (Write(rec, false)) spdlog::info("released lease {}/{}", config_.lease_namespace, config_.lease_name);
+  if (Write(rec, false, Mono() + config_.renew_deadline_millis * 1000)) {
+    spdlog::info("released lease {}/{}", config_.lease_namespace, config_.lease_name);
+  }
 }
 
 bool LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void()>& on_started,
                         const std::function<void()>& on_stopped) {
   std::mt19937_64 rng(static_cast<uint64_t>(Mono()));
   std::uniform_real_distribution<double> jitter(0.0, 1.2);
-  spdlog::info("attempting to acquire leader lease {}/{} as {}", config_.lease_namespace, config_.lease_name,
-               config_.identity);
-  // Acquire.
-  while (!TryAcquireOrRenew()) {
-    const int64_t wait = static_cast<int64_t>(static_cast<double>(config_.retry_period_millis) * (1.0 + jitter(rng)));
+  const int64_t renew_deadline = config_.renew_deadline_millis * 1000;
+  spdlog::info("attempting to acquire leader lease {}/{} as {}", config_.lease_namespace,
+               config_.lease_name, config_.identity);
+  // Acquire. `valid_until`: renewDeadline after the start of the last
+  // successful acquisition or renewal; the fence closes then at the latest.
+  int64_t valid_until = 0;
+  while (true) {
+    const int64_t start = Mono();
+    if (TryAcquireOrRenewBy(start + renew_deadline) &&
+        (fence_ == nullptr || fence_->Extend(start + renew_deadline))) {
+      valid_until = start + renew_deadline;
+      break;
+    }
+    const int64_t wait = static_cast<int64_t>(static_cast<double>(config_.retry_period_millis) *
+                                              (1.0 + jitter(rng)));
     if (!SleepFor(wait, stop)) return true;
   }
   leader_.store(true);
   spdlog::info("acquired lease {}/{}", config_.lease_namespace, config_.lease_name);
   if (on_started) on_started();
-  // Renew.
-  bool lost = false;
-  while (stop == nullptr || !stop->load()) {
-    if (!SleepFor(config_.retry_period_millis, stop)) break;
-    const int64_t deadline = Mono() + config_.renew_deadline_millis * 1000;
-    bool renewed = false;
-    while (Mono() < deadline && (stop == nullptr || !stop->load())) {
-      if (TryAcquireOrRenew()) {
-        renewed = true;
+  // Renew every retryPeriod; a failed round is retried every retryPeriod
+  // until valid_until.
+  std::string why;
+  while (true) {
+    const int64_t left_millis = (valid_until - Mono()) / 1000;
+    if (!SleepFor(std::min<int64_t>(config_.retry_period_millis, std::max<int64_t>(0, left_millis)),
+                  stop)) {
+      break;
+    }
+    const int64_t start = Mono();
+    if (start >= valid_until) {
+      why = StrCat("failed to renew within the renew deadline (", config_.renew_deadline_millis,
+                   " ms)");
+      break;
+    }
+    if (TryAcquireOrRenewBy(valid_until)) {
+      if (fence_ != nullptr && !fence_->Extend(start + renew_deadline)) {
+        why = "renewed after the renew deadline had passed";
         break;
       }
-      SleepFor(std::min<int64_t>(config_.retry_period_millis, std::max<int64_t>(1, (deadline - Mono()) / 1000)), stop);
+      valid_until = start + renew_deadline;
+      continue;
     }
-    if (stop != nullptr && stop->load()) break;
-    if (!renewed) {
-      lost = true;
+    if (HeldByOther()) {
+      why = StrCat("the lease is held by ", observed_.holder);
       break;
     }
   }
+  const bool lost = !why.empty();
+  if (fence_ != nullptr) fence_->Trip(lost ? why : "leadership given up: stopping");
   leader_.store(false);
   if (lost) {
-    spdlog::error("lost leader lease {}/{}", config_.lease_namespace, config_.lease_name);
+    spdlog::error("lost leader lease {}/{}: {}", config_.lease_namespace, config_.lease_name, why);
   } else if (config_.release_on_stop) {
     Release();
   }

@@ -1,8 +1,16 @@
 // Leader election over a coordination.k8s.io/v1 Lease (the upstream
 // algorithm): try to acquire every retryPeriod (with jitter) until the lease
 // is free or expired (by our local observation of its record), then renew
-// every retryPeriod; a renewal that does not succeed within renewDeadline
-// loses leadership. Updates use optimistic concurrency (resourceVersion).
+// every retryPeriod. Leadership is lost when no renewal succeeds within
+// renewDeadline of the start of the last successful one (every lease
+// request, its retries and Retry-After waits included, is cut at that
+// moment on the monotonic clock), or at once when the lease turns out to be
+// held by someone else. Updates use optimistic concurrency (resourceVersion).
+//
+// With a WriteFence the elector opens it on acquiring, extends it to (start
+// of each successful renewal + renewDeadline) and trips it on loss and
+// before releasing the lease, so no fenced write leaves the process once
+// the lease may be someone else's.
 #ifndef GANTRY_SRC_CLIENT_LEADER_ELECTION_H_
 #define GANTRY_SRC_CLIENT_LEADER_ELECTION_H_
 
@@ -14,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "src/client/http.h"
+#include "src/client/write_fence.h"
 
 namespace gantry::client {
 
@@ -38,7 +47,8 @@ struct LeaseRecord {
 
 class LeaderElector {
  public:
-  LeaderElector(HttpClient& client, LeaderElectionConfig config);
+  // `fence` (may be null) must outlive the elector.
+  LeaderElector(HttpClient& client, LeaderElectionConfig config, WriteFence* fence = nullptr);
 
   // Blocks: acquires the lease, calls on_started(), renews until the lease
   // is lost (returns false) or *stop becomes true (returns true, after
@@ -49,17 +59,23 @@ class LeaderElector {
 
   bool IsLeader() const { return leader_.load(); }
   const LeaderElectionConfig& config() const { return config_; }
-  // One round of the algorithm (exposed for tests): true when we hold the lease afterwards.
+  // One round of the algorithm (exposed for tests), bounded by renewDeadline:
+  // true when we hold the lease afterwards.
   bool TryAcquireOrRenew();
 
  private:
-  absl::StatusOr<LeaseRecord> Get(bool* not_found);
-  bool Write(const LeaseRecord& record, bool create);
+  // One round whose requests all end by `deadline_micros` (MonotonicMicros()).
+  bool TryAcquireOrRenewBy(int64_t deadline_micros);
+  absl::StatusOr<LeaseRecord> Get(bool* not_found, int64_t deadline_micros);
+  bool Write(const LeaseRecord& record, bool create, int64_t deadline_micros);
   void Release();
+  // The last observed record names another holder.
+  bool HeldByOther() const;
   std::string LeasePath(bool collection) const;
 
   HttpClient& client_;
   LeaderElectionConfig config_;
+  WriteFence* fence_;
   std::atomic<bool> leader_{false};
   // The record as last observed and when (local monotonic clock).
   std::string observed_raw_;

@@ -16,6 +16,7 @@
 #include "src/client/http.h"
 #include "src/client/leader_election.h"
 #include "src/client/rest_config.h"
+#include "src/client/write_fence.h"
 #include "src/scheduler/setup.h"
 #include "src/server/scheduler_metrics.h"
 #include "src/state/cluster_state.h"
@@ -67,13 +68,20 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   ClientOptions co;
   co.qps = cfg.client_connection.qps;
   co.burst = cfg.client_connection.burst;
+  // With leader election, every write but the lease's own passes the fence
+  // the elector keeps open while the lease is surely ours.
+  const auto& le = cfg.leader_election;
+  std::shared_ptr<WriteFence> fence;
+  if (le.leader_elect) fence = std::make_shared<WriteFence>();
   // Separate clients (same limits) so events and the lease never starve bindings.
   // The main client serves every binding worker, the reflectors and the writer at once.
   ClientOptions binding_co = co;
+  binding_co.write_fence = fence;
   binding_co.max_idle_connections = static_cast<size_t>(std::max(0, opts.binding_workers)) + 32;
   absl::StatusOr<std::unique_ptr<HttpClient>> client = HttpClient::Create(*rest, binding_co);
   if (!client.ok()) return client.status();
   ClientOptions events_co = co;
+  events_co.write_fence = fence;
   events_co.max_idle_connections = static_cast<size_t>(std::max(1, opts.event_workers)) + 4;
   absl::StatusOr<std::unique_ptr<HttpClient>> events_client = HttpClient::Create(*rest, events_co);
   if (!events_client.ok()) return events_client.status();
@@ -213,7 +221,8 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   // Leader election (or lead at once).
   std::thread elector_thread;
   std::unique_ptr<LeaderElector> elector;
-  const auto& le = cfg.leader_election;
+  // The elector keeps renewing until bindings and queued writes are done.
+  std::atomic<bool> elector_stop{false};
   auto set_leading = [&](bool v) {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -233,16 +242,19 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
     lc.lease_duration_millis = Millis(le.lease_duration);
     lc.renew_deadline_millis = Millis(le.renew_deadline);
     lc.retry_period_millis = Millis(le.retry_period);
-    elector = std::make_unique<LeaderElector>(**lease_client, lc);
+    elector = std::make_unique<LeaderElector>(**lease_client, lc, fence.get());
     elector_thread = std::thread([&] {
       bool ok = elector->Run(
-          &stopping, [&] { set_leading(true); },
+          &elector_stop, [&] { set_leading(true); },
           [&] {
             // Stop scheduling at once: no new cycle starts.
             std::lock_guard<std::mutex> lock(mu);
             leading = false;
           });
       if (!ok) {
+        // As kube-scheduler: the fence is tripped, nothing more is written;
+        // the run ends and the process exits non-zero.
+        spdlog::error("Leaderelection lost");
         {
           std::lock_guard<std::mutex> lock(mu);
           lost = true;
@@ -287,13 +299,21 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
         bs.started, bs.threads, opts.binding_workers, bs.peak_in_flight, (*client)->requests_sent(),
         (*client)->connections_opened());
   }
+  bool was_lost;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    was_lost = lost;
+  }
+  // Still leading (graceful stop): let queued status patches and events
+  // land before the lease is released (the fence closes then).
+  if (!was_lost) writer.Flush(5'000);
+  elector_stop.store(true);
   if (elector_thread.joinable()) elector_thread.join();
   housekeeping.join();
   global_metrics.registry.RemoveCollectHook(decode_hook);
   global_metrics.registry.RemoveCollectHook(events_hook);
   source.Stop();
   attachment.reset();
-  writer.Flush(5'000);
   {
     const WriterStats ws = writer.Stats();
     spdlog::info(
@@ -305,7 +325,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
         ws.status_patch_failures, ws.status_patches_superseded);
   }
   (void)discovery_stop;
-  if (lost) return absl::AbortedError("leader election lost");
+  if (lost && !external_stop()) return absl::AbortedError("leaderelection lost");
   return absl::OkStatus();
 }
 

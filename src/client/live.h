@@ -51,9 +51,13 @@ struct LiveOptions {
 };
 
 // Blocks until *opts.stop becomes true (returns OK after a graceful
-// shutdown) or the leader lease is lost (returns Aborted: the process should
-// exit, as kube-scheduler does). Configuration and connection errors are
-// returned at once.
+// shutdown) or the leader lease is lost (logs "Leaderelection lost" and
+// returns Aborted: the process should exit non-zero, as kube-scheduler
+// does). With leader election on, every write but the lease's own goes
+// through a WriteFence: none leaves before the lease is acquired, nor once
+// renewDeadline passed since the start of the last successful renewal, nor
+// after loss or release. Configuration and connection errors are returned
+// at once.
 absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework::Registry& registry,
                               const LiveOptions& opts);
 

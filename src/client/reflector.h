@@ -1,9 +1,10 @@
 // Reflectors keep a local copy of one API resource: a chunked LIST
 // (limit/continue), then a WATCH from the list's resourceVersion with
-// bookmarks. A 410 Gone (on a continue token or a watch) relists; a dropped
-// or failed connection reconnects from the last seen resourceVersion after
-// an exponential backoff with jitter. Watch events are newline-delimited
-// JSON objects {"type": ..., "object": ...}.
+// bookmarks. A 410 Gone (on a continue token or a watch) relists; a dropped,
+// failed or stalled (silent past stall_timeout_millis) watch reconnects from
+// the last seen resourceVersion after an exponential backoff with jitter; a
+// watch event over the client's line limit is skipped and relists. Watch
+// events are newline-delimited JSON objects {"type": ..., "object": ...}.
 //
 // An `Informer<T>` is the typed sink: it decodes objects with the src/api
 // decoders, keeps them by key, and calls add/update/delete handlers. A bad
@@ -32,7 +33,10 @@ class ObjectSink {
  public:
   virtual ~ObjectSink() = default;
   // A (re)list starts; ListItem for each object; EndList when complete (the
-  // sink drops objects it holds that were not listed).
+  // sink drops objects it holds that were not listed). BeginList may come
+  // again before EndList when a list restarts (its continue token expired):
+  // the sink then forgets what the abandoned attempt listed, so EndList
+  // compares against the restarted list only.
   virtual void BeginList() = 0;
   virtual void ListItem(api::JsonValue object) = 0;
   virtual void EndList() = 0;
@@ -45,10 +49,20 @@ struct ReflectorOptions {
   std::string path;            // collection path: "/api/v1/pods"
   std::string field_selector;  // optional
   std::string label_selector;  // optional
+  // LIST limit; halved (for the rest of that list) while a page is over
+  // the client's response size limit.
   int64_t page_size = 500;
   int64_t min_watch_seconds = 300;  // watch timeoutSeconds is random in [min, 2*min)
+  // A watch that delivers no line (event or bookmark) for this long is
+  // restarted: the API server sends a bookmark about every minute to
+  // watches that allow them, so this is two intervals and some slack.
+  int64_t stall_timeout_millis = 130'000;
+  // Reconnect and relist backoff, as client-go's reflector: 800 ms doubling
+  // to 30 s (here the jittered wait stays within 30 s too), starting over
+  // after 2 min without a backoff.
   int64_t backoff_initial_millis = 800;
   int64_t backoff_max_millis = 30'000;
+  int64_t backoff_reset_after_millis = 120'000;
 };
 
 struct ReflectorStats {
@@ -57,7 +71,10 @@ struct ReflectorStats {
   std::atomic<int64_t> watches{0};
   std::atomic<int64_t> watch_errors{0};
   std::atomic<int64_t> events{0};
-  std::atomic<int64_t> bad_events{0};  // unparsable lines / ERROR events
+  std::atomic<int64_t> bad_events{0};        // unparsable lines / ERROR events
+  std::atomic<int64_t> stalls{0};            // watches silent for stall_timeout_millis
+  std::atomic<int64_t> events_too_large{0};  // events over the client's line limit
+  std::atomic<int64_t> restarts{0};          // watches ended other than by timeoutSeconds
 };
 
 class Reflector {
@@ -73,10 +90,12 @@ class Reflector {
   std::string last_resource_version() const;
 
  private:
-  enum class WatchEnd { kTimeout, kGone, kError, kStopped };
+  enum class WatchEnd { kTimeout, kGone, kError, kStalled, kEventTooLarge, kStopped };
   absl::Status List(const std::atomic<bool>* stop);
   WatchEnd Watch(const std::atomic<bool>* stop);
   std::string Query(bool watch, std::string_view extra) const;
+  // Counts a watch restart in stats and gantry_watch_restarts_total.
+  void CountRestart(const char* reason);
 
   HttpClient& client_;
   ReflectorOptions options_;

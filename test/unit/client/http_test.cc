@@ -1,5 +1,6 @@
 #include "src/client/http.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "src/client/client_metrics.h"
 #include "test/unit/client/test_server.h"
 
 namespace gantry::client {
@@ -53,6 +55,141 @@ TEST(Backoff, GrowsWithJitterAndCaps) {
   EXPECT_LT(capped, 1500);
   b.Reset();
   EXPECT_LT(b.NextMillis(), 150);
+}
+
+TEST(Backoff, ResetsAfterAStablePeriodAndCanKeepJitterWithinMax) {
+  Backoff b(100, 400, 2.0, 1.0, /*seed=*/3);
+  b.set_jitter_within_max(true);
+  b.set_reset_after_millis(50);
+  for (int i = 0; i < 20; ++i) EXPECT_LE(b.NextMillis(), 400) << "call " << i;
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  EXPECT_LT(b.NextMillis(), 200) << "no backoff for 80 ms: starts over";
+  Backoff unclamped(100, 400, 2.0, 1.0, /*seed=*/3);
+  int64_t most = 0;
+  for (int i = 0; i < 20; ++i) most = std::max(most, unclamped.NextMillis());
+  EXPECT_GT(most, 400) << "without the clamp the jitter stretches past max";
+}
+
+// Bodies over max_response_bytes are dropped whether the server declares
+// their length (refused from the header) or streams them chunked.
+struct BodyCapCase {
+  std::string name;
+  bool chunked;
+  size_t size;
+  bool ok;
+};
+
+class BodyCap : public ::testing::TestWithParam<BodyCapCase> {};
+
+TEST_P(BodyCap, DropsBodiesOverTheLimit) {
+  const BodyCapCase& tc = GetParam();
+  auto srv = std::make_unique<httplib::Server>();
+  srv->Get("/api/v1/nodes", [&](const httplib::Request&, httplib::Response& res) {
+    const std::string body(tc.size, 'x');
+    if (!tc.chunked) {
+      res.set_content(body, "application/json");
+      return;
+    }
+    res.set_chunked_content_provider("application/json",
+                                     [body](size_t offset, httplib::DataSink& sink) {
+                                       if (offset >= body.size()) {
+                                         sink.done();
+                                         return true;
+                                       }
+                                       const size_t n = std::min<size_t>(512, body.size() - offset);
+                                       sink.write(body.data() + offset, n);
+                                       return true;
+                                     });
+  });
+  Running<httplib::Server> server(std::move(srv));
+  ClientOptions opts;
+  opts.max_response_bytes = 4096;
+  auto client = HttpClient::Create(Plain(server.port()), opts);
+  ASSERT_TRUE(client.ok());
+  const double before = GlobalClientMetrics().responses_too_large.With({"nodes"}).Value();
+  HttpRequest req;
+  req.path = "/api/v1/nodes?limit=500";
+  absl::StatusOr<HttpResponse> r = (*client)->Do(req);
+  if (tc.ok) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->body.size(), tc.size);
+    EXPECT_EQ(GlobalClientMetrics().responses_too_large.With({"nodes"}).Value(), before);
+  } else {
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+    EXPECT_NE(std::string(r.status().message()).find("over the limit of 4096 bytes"),
+              std::string::npos)
+        << r.status();
+    EXPECT_EQ(GlobalClientMetrics().responses_too_large.With({"nodes"}).Value(), before + 1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Http, BodyCap,
+                         ::testing::Values(BodyCapCase{"DeclaredUnder", false, 4000, true},
+                                           BodyCapCase{"DeclaredOver", false, 5000, false},
+                                           BodyCapCase{"ChunkedUnder", true, 4096, true},
+                                           BodyCapCase{"ChunkedOver", true, 100'000, false}),
+                         [](const ::testing::TestParamInfo<BodyCapCase>& i) {
+                           return i.param.name;
+                         });
+
+// A watch line over max_line_bytes is not kept: the lines before it are
+// delivered, it is skipped to its end (its size reported exactly), and the
+// stream ends there.
+TEST(HttpClient, StreamSkipsAnOversizedLineAndEnds) {
+  const std::string big(5000, 'y');
+  auto srv = std::make_unique<httplib::Server>();
+  srv->Get("/watch", [&](const httplib::Request&, httplib::Response& res) {
+    const std::string body = "{\"a\":1}\n" + big + "\n{\"a\":2}\n";
+    // Small chunks: the oversized line spans many writes.
+    res.set_chunked_content_provider("application/json",
+                                     [body](size_t offset, httplib::DataSink& sink) {
+                                       if (offset >= body.size()) {
+                                         sink.done();
+                                         return true;
+                                       }
+                                       const size_t n = std::min<size_t>(300, body.size() - offset);
+                                       sink.write(body.data() + offset, n);
+                                       return true;
+                                     });
+  });
+  Running<httplib::Server> server(std::move(srv));
+  ClientOptions opts;
+  opts.max_line_bytes = 1000;
+  auto client = HttpClient::Create(Plain(server.port()), opts);
+  ASSERT_TRUE(client.ok());
+  std::vector<std::string> lines;
+  HttpRequest req;
+  req.path = "/watch";
+  auto r = (*client)->Stream(
+      req,
+      [&](std::string_view l) {
+        lines.emplace_back(l);
+        return true;
+      },
+      nullptr, 5000);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_NE(std::string(r.status().message()).find("a watch event of 5000 bytes"),
+            std::string::npos)
+      << r.status();
+  EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}"}));
+}
+
+// An idle stream ends with DeadlineExceeded (a stall), not as a normal end.
+TEST(HttpClient, StreamIdleTimeoutIsDeadlineExceeded) {
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto srv = std::make_unique<httplib::Server>();
+  srv->Get("/watch", [release](const httplib::Request&, httplib::Response& res) {
+    testing::HoldOpenWithoutData(res, release);
+  });
+  Running<httplib::Server> server(std::move(srv));
+  auto client = HttpClient::Create(Plain(server.port()), ClientOptions{});
+  ASSERT_TRUE(client.ok());
+  HttpRequest req;
+  req.path = "/watch";
+  auto r = (*client)->Stream(
+      req, [](std::string_view) { return true; }, nullptr, 200);
+  release->store(true);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
 }
 
 // Protobuf wire format, written independently of the decoder under test.

@@ -2,6 +2,7 @@
 #ifndef GANTRY_TEST_UNIT_CLIENT_TEST_SERVER_H_
 #define GANTRY_TEST_UNIT_CLIENT_TEST_SERVER_H_
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -31,6 +32,17 @@ class Running {
   int port_ = 0;
   std::thread thread_;
 };
+
+// Answers 200 with a chunked body and then sends nothing (no data, no FIN)
+// until *release becomes true or the client goes away: a stalled watch.
+inline void HoldOpenWithoutData(httplib::Response& res, std::shared_ptr<std::atomic<bool>> release,
+                                const std::string& content_type = "application/json") {
+  res.set_chunked_content_provider(content_type, [release](size_t, httplib::DataSink& sink) {
+    if (release->load() || !sink.is_writable()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return true;
+  });
+}
 
 }  // namespace gantry::client::testing
 
