@@ -357,6 +357,40 @@ TEST(LoaderErrorTest, FilePathInErrors) {
   EXPECT_THAT(std::string(st.message()), HasSubstr("Node b: metadata.labels.x: expected a string, got number"));
 }
 
+// A YAML snapshot whose aliases expand past the budget is rejected before
+// anything is expanded, with the file and the alias's line:column; a few
+// aliases in a real snapshot (shared labels) still load.
+TEST(LoaderErrorTest, YamlAliasBudget) {
+  std::string laughs =
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n    a0: &a0 lol\n";
+  for (int level = 1; level <= 9; ++level) {
+    laughs += "    a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 9; ++i) laughs += (i ? ", *a" : "*a") + std::to_string(level - 1);
+    laughs += "]\n";
+  }
+  TempDir dir;
+  dir.Write("laughs.yaml", laughs);
+  api::ObjectSet set;
+  LoadStats stats;
+  absl::Status st = LoadClusterPath((dir.path() / "laughs.yaml").string(), &set, &stats);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()),
+              StartsWith((dir.path() / "laughs.yaml").string() + ":13:14: alias *a6"));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("exceeds the YAML alias budget"));
+
+  api::ObjectSet ok_set;
+  LoadStats ok_stats;
+  ASSERT_TRUE(
+      LoadText(
+          "apiVersion: v1\nkind: List\nitems:\n"
+          "- {apiVersion: v1, kind: Node, metadata: {name: a, labels: &l {zone: z1, rack: r1}}}\n"
+          "- {apiVersion: v1, kind: Node, metadata: {name: b, labels: *l}}\n",
+          false, &ok_set, &ok_stats)
+          .ok());
+  ASSERT_EQ(ok_set.nodes.size(), 2u);
+  EXPECT_EQ(ok_set.nodes[1].meta.labels, ok_set.nodes[0].meta.labels);
+}
+
 // --- Fuzz-style malformed input ------------------------------------------------
 
 // Loads `text` both ways; each load must return OK or a clean error that
