@@ -31,6 +31,13 @@ inline constexpr int64_t kMaxNodeScore = 100;
 inline constexpr int64_t kMinNodeScore = 0;
 
 // A resource vector: the four well-known resources inline, others in a list.
+//
+// Add, Sub and AddScalar saturate per component instead of overflowing (see
+// gantry/util/saturating.h for the contract): a component that reaches
+// INT64_MAX or INT64_MIN stays there under further Add and Sub, because the
+// sum it stands for is no longer known. A holder of a sum of parts that
+// needs the exact value after removing a part recomputes the sum from the
+// remaining parts when HasSaturated() (NodeInfo::RemovePod does).
 struct Resource {
   int64_t milli_cpu = 0;
   int64_t memory = 0;
@@ -45,6 +52,8 @@ struct Resource {
   void Sub(const Resource& other);
   void AddScalar(api::Symbol name, int64_t value);
   bool IsZero() const;
+  // True when any component is INT64_MAX or INT64_MIN.
+  bool HasSaturated() const;
 };
 
 // An affinity term with its namespaces resolved against the owning pod.

@@ -28,7 +28,9 @@ std::string FormatFieldPath(const std::vector<PathSegment>& path) {
       gantry::StrAppend(&out, "[", *index, "]");
       continue;
     }
-    const std::string& key = std::get<std::string>(seg);
+    // Keys come from input: a long one is cut so that errors stay small.
+    const std::string& full = std::get<std::string>(seg);
+    const std::string key = full.size() <= 80 ? full : full.substr(0, 80) + "...";
     if (IsIdentifier(key)) {
       if (!out.empty()) out.push_back('.');
       out += key;
@@ -75,11 +77,21 @@ void Decoder::FailAt(std::string_view field, std::string message) {
   Fail(std::move(message));
 }
 
-std::string_view Decoder::String(JsonValue v) {
+bool Decoder::CheckCount(size_t n, size_t max) {
+  if (n <= max) return true;
+  Fail(gantry::StrCat("Too many: ", n, ": must have at most ", max, " items"));
+  return false;
+}
+
+std::string_view Decoder::String(JsonValue v, size_t max_bytes) {
   if (v.is_null()) return {};
   std::string_view s;
   if (v.get_string().get(s) != simdjson::SUCCESS) {
     Fail(TypeMismatch("a string", v));
+    return {};
+  }
+  if (s.size() > max_bytes) {
+    Fail(gantry::StrCat("Too long: may not be more than ", max_bytes, " bytes"));
     return {};
   }
   return s;
@@ -207,8 +219,13 @@ std::string ObjectIdentity(JsonValue root) {
   if (name.empty() && meta["generateName"].get_string().get(name) != simdjson::SUCCESS) {
     name = {};
   }
-  if (ns.empty()) return std::string(name);
-  return gantry::StrCat(ns, "/", name);
+  // Identities come from input: overlong ones are cut so that errors stay small.
+  constexpr size_t kMax = 253;
+  const std::string n =
+      name.size() <= kMax ? std::string(name) : gantry::StrCat(name.substr(0, kMax), "...");
+  if (ns.empty()) return n;
+  if (ns.size() > kMax) return gantry::StrCat(ns.substr(0, kMax), ".../", n);
+  return gantry::StrCat(ns, "/", n);
 }
 
 std::optional<DecodeError> Decoder::TakeError(JsonValue root) {

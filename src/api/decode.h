@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -31,6 +32,13 @@ namespace gantry::api {
 using JsonValue = simdjson::dom::element;
 using JsonObject = simdjson::dom::object;
 using JsonArray = simdjson::dom::array;
+
+// Bounds on what one object may hold, for the lists, maps and strings that
+// have no tighter bound of their own (see docs/snapshots.md for the table).
+// Checked before a list or map is read, so oversized input costs nothing.
+inline constexpr size_t kMaxListItems = 10'000;
+inline constexpr size_t kMaxMapEntries = 10'000;
+inline constexpr size_t kMaxStringBytes = size_t{1} << 20;
 
 // One step of a field path: an object key or an array index.
 using PathSegment = std::variant<std::string, size_t>;
@@ -74,30 +82,38 @@ class Decoder {
 
   // Calls `f(key, value)` for each member of an object, with the key on the
   // path. A JSON null is treated as an empty object (as Kubernetes does).
+  // More than `max_entries` members is an error ("Too many").
   template <typename F>
-  void ForEachField(JsonValue v, F&& f) {
+  void ForEachField(JsonValue v, size_t max_entries, F&& f) {
     if (v.is_null()) return;
     JsonObject obj;
     if (v.get_object().get(obj) != simdjson::SUCCESS) {
       Fail(TypeMismatch("an object", v));
       return;
     }
+    if (!CheckCount(obj.size(), max_entries)) return;
     for (auto [key, value] : obj) {
       if (!ok()) return;
       Field scope(*this, key);
       f(key, value);
     }
   }
+  template <typename F>
+  void ForEachField(JsonValue v, F&& f) {
+    ForEachField(v, kMaxMapEntries, std::forward<F>(f));
+  }
 
   // Calls `f(index, value)` for each element of an array (null = empty).
+  // More than `max_items` elements is an error ("Too many").
   template <typename F>
-  void ForEachItem(JsonValue v, F&& f) {
+  void ForEachItem(JsonValue v, size_t max_items, F&& f) {
     if (v.is_null()) return;
     JsonArray arr;
     if (v.get_array().get(arr) != simdjson::SUCCESS) {
       Fail(TypeMismatch("an array", v));
       return;
     }
+    if (!CheckCount(arr.size(), max_items)) return;
     size_t i = 0;
     for (JsonValue item : arr) {
       if (!ok()) return;
@@ -106,9 +122,19 @@ class Decoder {
       ++i;
     }
   }
+  template <typename F>
+  void ForEachItem(JsonValue v, F&& f) {
+    ForEachItem(v, kMaxListItems, std::forward<F>(f));
+  }
+
+  // Fails with upstream's "Too many: N: must have at most M items" when
+  // `n > max`; returns whether `n` is within the bound.
+  bool CheckCount(size_t n, size_t max);
 
   // Scalars. A JSON null yields the zero value (Kubernetes' omitempty).
-  std::string_view String(JsonValue v);
+  // Strings longer than `max_bytes` (kMaxStringBytes unless given) are an
+  // error ("Too long").
+  std::string_view String(JsonValue v, size_t max_bytes = kMaxStringBytes);
   Symbol Sym(JsonValue v) { return Symbol::Intern(String(v)); }
   int64_t Int(JsonValue v);
   // An int that must lie in [lo, hi].

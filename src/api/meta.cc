@@ -47,12 +47,45 @@ const OwnerReference* ObjectMeta::ControllerRef() const {
   return nullptr;
 }
 
+// `s` for an error message, cut to 80 bytes so that errors stay small.
+std::string Excerpt(std::string_view s) {
+  if (s.size() <= 80) return std::string(s);
+  return gantry::StrCat(s.substr(0, 80), "...");
+}
+
+Labels DecodeLabels(Decoder& d, JsonValue v) {
+  Labels out;
+  d.ForEachField(v, [&](std::string_view key, JsonValue value) {
+    const size_t slash = key.find('/');
+    const std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+    if (name.size() > kMaxLabelNameLength) {
+      d.Fail(gantry::StrCat("Invalid value: \"", Excerpt(key),
+                            "\": name part must be no more than ", kMaxLabelNameLength,
+                            " characters"));
+    } else if (slash != std::string_view::npos && slash > kMaxLabelPrefixLength) {
+      d.Fail(gantry::StrCat("Invalid value: \"", Excerpt(key),
+                            "\": prefix part must be no more than ", kMaxLabelPrefixLength,
+                            " characters"));
+    }
+    std::string_view s = d.String(value);
+    if (d.ok() && s.size() > kMaxLabelValueLength) {
+      d.Fail(gantry::StrCat("Invalid value: \"", Excerpt(s), "\": must be no more than ",
+                            kMaxLabelValueLength, " characters"));
+    }
+    out.emplace_back(Symbol::Intern(key), Symbol::Intern(s));
+  });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first.view() < b.first.view(); });
+  return out;
+}
+
 void DecodeObjectMeta(Decoder& d, JsonValue v, ObjectMeta* out) {
+  size_t annotation_bytes = 0;
   d.ForEachField(v, [&](std::string_view key, JsonValue value) {
     if (key == "name") {
-      out->name = std::string(d.String(value));
+      out->name = std::string(d.String(value, kMaxNameLength));
     } else if (key == "namespace") {
-      out->namespace_ = d.Sym(value);
+      out->namespace_ = Symbol::Intern(d.String(value, kMaxLabelValueLength));
     } else if (key == "uid") {
       out->uid = std::string(d.String(value));
     } else if (key == "resourceVersion") {
@@ -60,9 +93,16 @@ void DecodeObjectMeta(Decoder& d, JsonValue v, ObjectMeta* out) {
     } else if (key == "generation") {
       out->generation = d.Int(value);
     } else if (key == "labels") {
-      out->labels = d.SymbolMap(value);
+      out->labels = DecodeLabels(d, value);
     } else if (key == "annotations") {
       d.ForEachField(value, [&](std::string_view k, JsonValue val) {
+        std::string_view s;
+        if (val.get_string().get(s) == simdjson::SUCCESS) annotation_bytes += k.size() + s.size();
+        if (annotation_bytes > kMaxAnnotationsBytes) {
+          d.Fail(gantry::StrCat("Too long: all annotations together may not be more than ",
+                                kMaxAnnotationsBytes, " bytes"));
+          return;
+        }
         if (k == "kubectl.kubernetes.io/last-applied-configuration") return;
         out->annotations.emplace_back(Symbol::Intern(k), std::string(d.String(val)));
       });

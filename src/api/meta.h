@@ -50,6 +50,19 @@ struct ObjectMeta {
   const OwnerReference* ControllerRef() const;
 };
 
+// Upstream's bounds on metadata: names (DNS subdomains) and label key
+// prefixes at most 253 characters, label key names and values at most 63,
+// and all annotations together (keys and values) at most 256 KiB.
+inline constexpr size_t kMaxNameLength = 253;
+inline constexpr size_t kMaxLabelNameLength = 63;
+inline constexpr size_t kMaxLabelPrefixLength = 253;
+inline constexpr size_t kMaxLabelValueLength = 63;
+inline constexpr size_t kMaxAnnotationsBytes = 256 * 1024;
+
+// A label map (metadata.labels, spec.nodeSelector) with upstream's length
+// bounds on keys and values, sorted by key.
+Labels DecodeLabels(Decoder& d, JsonValue v);
+
 void DecodeObjectMeta(Decoder& d, JsonValue v, ObjectMeta* out);
 
 // intstr.IntOrString.

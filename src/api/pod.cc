@@ -1,6 +1,7 @@
 #include "src/api/pod.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "gantry/util/strings.h"
 
@@ -162,15 +163,11 @@ ContainerResources DecodeContainer(Decoder& d, JsonValue v, Pod* pod, bool init)
       std::string_view image = d.String(value);
       if (!image.empty()) pod->images.push_back(Symbol::Intern(image));
     } else if (key == "restartPolicy") {
+      // Only an init container's `Always` matters to scheduling (a sidecar
+      // runs for the pod's lifetime); other values, and any value on a
+      // regular container, do not change the pod's requests.
       std::string_view p = d.String(value);
-      if (p == "Always") {
-        if (!init && d.ok()) {
-          d.Fail("Forbidden: restartPolicy may only be set on init containers");
-        }
-        c.restartable_sidecar = true;
-      } else if (!p.empty() && d.ok()) {
-        d.Fail(gantry::StrCat("Unsupported value: \"", p, "\": supported values: \"Always\""));
-      }
+      c.restartable_sidecar = init && p == "Always";
     } else if (key == "ports") {
       d.ForEachItem(value, [&](size_t, JsonValue item) {
         HostPort hp;
@@ -235,9 +232,20 @@ PodPhase DecodePhase(Decoder& d, JsonValue v) {
   if (s == "Running") return PodPhase::kRunning;
   if (s == "Succeeded") return PodPhase::kSucceeded;
   if (s == "Failed") return PodPhase::kFailed;
-  if (s == "Unknown") return PodPhase::kUnknown;
-  if (d.ok()) d.Fail(gantry::StrCat("Unsupported value: \"", s, "\""));
+  // A phase newer than Gantry reads as Unknown: the pod is not terminal and
+  // keeps counting on its node.
   return PodPhase::kUnknown;
+}
+
+// The pod's effective requests: the container formula, then pod-level
+// requests for the resources they name, then overhead.
+ResourceList FoldRequests(const std::vector<ContainerResources>& containers,
+                          const std::vector<ContainerResources>& init_containers,
+                          const ResourceList& pod_level, const ResourceList& overhead) {
+  ResourceList folded = ComputeEffectiveRequests(containers, init_containers, ResourceList());
+  for (const ResourceAmount& r : pod_level.items()) folded.Set(r.name, r.value);
+  folded.AddAll(overhead);
+  return folded;
 }
 
 void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
@@ -266,11 +274,11 @@ void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
                             "\": supported values: \"Never\", \"PreemptLowerPriority\""));
       }
     } else if (key == "containers") {
-      d.ForEachItem(value, [&](size_t, JsonValue item) {
+      d.ForEachItem(value, kMaxContainers, [&](size_t, JsonValue item) {
         containers.push_back(DecodeContainer(d, item, pod, false));
       });
     } else if (key == "initContainers") {
-      d.ForEachItem(value, [&](size_t, JsonValue item) {
+      d.ForEachItem(value, kMaxContainers, [&](size_t, JsonValue item) {
         init_containers.push_back(DecodeContainer(d, item, pod, true));
       });
     } else if (key == "overhead") {
@@ -283,7 +291,7 @@ void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
         }
       });
     } else if (key == "nodeSelector") {
-      pod->node_selector = d.SymbolMap(value);
+      pod->node_selector = DecodeLabels(d, value);
     } else if (key == "affinity") {
       pod->affinity = DecodeAffinity(d, value);
     } else if (key == "tolerations") {
@@ -340,11 +348,7 @@ void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
   });
   if (!d.ok()) return;
   pod->extended_requests = ExtendedRequests(init_containers, containers);
-  ResourceList folded = ComputeEffectiveRequests(containers, init_containers, ResourceList());
-  // Pod-level requests replace the container aggregate for the resources they name.
-  for (const ResourceAmount& r : pod_level.items()) folded.Set(r.name, r.value);
-  folded.AddAll(overhead);
-  pod->requests = std::move(folded);
+  pod->requests = FoldRequests(containers, init_containers, pod_level, overhead);
 }
 
 void DecodeStatus(Decoder& d, JsonValue v, Pod* pod) {
@@ -389,6 +393,156 @@ void DecodeStatus(Decoder& d, JsonValue v, Pod* pod) {
       });
     }
   });
+}
+
+// ---- Bound pods that do not decode whole ----------------------------------
+//
+// Each piece below is read with a decoder of its own, so that one bad field
+// loses only itself.
+
+bool Member(JsonValue v, std::string_view key, JsonValue* out) {
+  JsonObject obj;
+  if (v.get_object().get(obj) != simdjson::SUCCESS) return false;
+  return obj[key].get(*out) == simdjson::SUCCESS;
+}
+
+// spec.nodeName when it is a non-empty string, else empty.
+std::string_view BoundNodeName(JsonValue root) {
+  JsonValue spec, node;
+  std::string_view name;
+  if (!Member(root, "spec", &spec) || !Member(spec, "nodeName", &node)) return {};
+  if (node.get_string().get(name) != simdjson::SUCCESS) return {};
+  return name;
+}
+
+// Runs `read(decoder)` on a decoder of its own; returns whether it succeeded.
+template <typename F>
+bool Attempt(F&& read) {
+  Decoder d("Pod");
+  read(d);
+  return d.ok();
+}
+
+// The entries of a resource map whose quantities can be read.
+ResourceList SalvageResourceList(JsonValue v) {
+  ResourceList out;
+  JsonObject obj;
+  if (v.get_object().get(obj) != simdjson::SUCCESS) return out;
+  for (auto [key, value] : obj) {
+    Decoder d("Pod");
+    Quantity q = d.Qty(value);
+    if (!d.ok() || q.Sign() < 0) continue;
+    const Symbol name = Symbol::Intern(key);
+    out.Set(name, ResourceValue(name, q));
+  }
+  return out;
+}
+
+// One container: whole when it decodes, else its readable requests.
+ContainerResources SalvageContainer(JsonValue v, bool init, Pod* pod) {
+  Pod scratch;
+  ContainerResources whole;
+  if (Attempt([&](Decoder& d) { whole = DecodeContainer(d, v, &scratch, init); })) {
+    pod->host_ports.insert(pod->host_ports.end(), scratch.host_ports.begin(),
+                           scratch.host_ports.end());
+    pod->images.insert(pod->images.end(), scratch.images.begin(), scratch.images.end());
+    return whole;
+  }
+  ContainerResources c;
+  JsonValue x, resources;
+  std::string_view s;
+  if (Member(v, "name", &x) && x.get_string().get(s) == simdjson::SUCCESS) c.name = std::string(s);
+  if (Member(v, "restartPolicy", &x) && x.get_string().get(s) == simdjson::SUCCESS) {
+    c.restartable_sidecar = init && s == "Always";
+  }
+  if (Member(v, "resources", &resources)) {
+    if (Member(resources, "requests", &x)) c.requests = SalvageResourceList(x);
+    if (Member(resources, "limits", &x)) {
+      const ResourceList limits = SalvageResourceList(x);
+      for (const ResourceAmount& r : limits.items()) {
+        bool present = false;
+        for (const ResourceAmount& q : c.requests.items()) present |= q.name == r.name;
+        if (!present) c.requests.Set(r.name, r.value);
+      }
+    }
+  }
+  return c;
+}
+
+std::vector<ContainerResources> SalvageContainers(JsonValue spec, std::string_view key, bool init,
+                                                  Pod* pod) {
+  std::vector<ContainerResources> out;
+  JsonValue list;
+  JsonArray arr;
+  if (!Member(spec, key, &list) || list.get_array().get(arr) != simdjson::SUCCESS) return out;
+  for (JsonValue item : arr) {
+    if (out.size() >= kMaxContainers) break;
+    out.push_back(SalvageContainer(item, init, pod));
+  }
+  return out;
+}
+
+// What scheduling needs of a bound pod that failed to decode with `error`.
+Pod SalvageBoundPod(JsonValue root, std::string error) {
+  Pod pod;
+  pod.decode_error = std::move(error);
+  JsonValue meta, spec, status, x;
+  if (Member(root, "metadata", &meta)) {
+    ObjectMeta whole;
+    if (Attempt([&](Decoder& d) { DecodeObjectMeta(d, meta, &whole); })) {
+      pod.meta = std::move(whole);
+    } else {
+      for (const char* key : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp",
+                              "deletionTimestamp", "labels", "ownerReferences"}) {
+        if (!Member(meta, key, &x)) continue;
+        const std::string_view k = key;
+        Attempt([&](Decoder& d) {
+          if (k == "name") pod.meta.name = std::string(d.String(x));
+          if (k == "namespace") pod.meta.namespace_ = d.Sym(x);
+          if (k == "uid") pod.meta.uid = std::string(d.String(x));
+          if (k == "resourceVersion") pod.meta.resource_version = std::string(d.String(x));
+          if (k == "creationTimestamp") pod.meta.creation_micros = d.TimeMicros(x);
+          if (k == "deletionTimestamp" && !x.is_null()) pod.meta.deletion_micros = d.TimeMicros(x);
+          if (k == "labels") {
+            Labels labels = DecodeLabels(d, x);
+            if (d.ok()) pod.meta.labels = std::move(labels);
+          }
+        });
+      }
+    }
+  }
+  if (Member(root, "spec", &spec)) {
+    pod.node_name = Symbol::Intern(BoundNodeName(root));
+    if (Member(spec, "schedulerName", &x))
+      Attempt([&](Decoder& d) { pod.scheduler_name = d.Sym(x); });
+    if (Member(spec, "priority", &x) && !x.is_null()) {
+      int32_t priority = 0;
+      if (Attempt([&](Decoder& d) {
+            priority = static_cast<int32_t>(d.IntInRange(x, INT32_MIN, INT32_MAX));
+          })) {
+        pod.priority = priority;
+      }
+    }
+    if (Member(spec, "priorityClassName", &x))
+      Attempt([&](Decoder& d) { pod.priority_class_name = d.Sym(x); });
+    std::vector<ContainerResources> containers = SalvageContainers(spec, "containers", false, &pod);
+    std::vector<ContainerResources> init_containers =
+        SalvageContainers(spec, "initContainers", true, &pod);
+    ResourceList overhead, pod_level;
+    if (Member(spec, "overhead", &x)) overhead = SalvageResourceList(x);
+    JsonValue resources;
+    if (Member(spec, "resources", &resources) && Member(resources, "requests", &x)) {
+      pod_level = SalvageResourceList(x);
+      pod.has_pod_level_resources = true;
+    }
+    pod.requests = FoldRequests(containers, init_containers, pod_level, overhead);
+  }
+  if (Member(root, "status", &status)) {
+    if (Member(status, "phase", &x)) Attempt([&](Decoder& d) { pod.phase = DecodePhase(d, x); });
+    if (Member(status, "startTime", &x))
+      Attempt([&](Decoder& d) { pod.start_micros = d.TimeMicros(x); });
+  }
+  return pod;
 }
 
 }  // namespace
@@ -440,6 +594,15 @@ Pod DecodePod(Decoder& d, JsonValue root) {
     }
   });
   if (d.ok() && pod.meta.name.empty()) d.FailAt("metadata", "name: Required value");
+  if (!d.ok() && !BoundNodeName(root).empty()) {
+    // A bound pod holds room on its node whatever else is wrong with it.
+    std::optional<DecodeError> error = d.TakeError(root);
+    pod = SalvageBoundPod(root, error ? error->ToString() : std::string("undecodable"));
+    if (pod.meta.name.empty()) {
+      // Without a name it cannot be tracked (nor deleted) at all.
+      d.FailAt("metadata", "name: Required value");
+    }
+  }
   if (pod.scheduler_name.empty()) pod.scheduler_name = Symbol::Intern("default-scheduler");
   if (pod.meta.namespace_.empty()) pod.meta.namespace_ = Symbol::Intern("default");
   return pod;

@@ -21,6 +21,9 @@
 
 namespace gantry::api {
 
+// Containers (and, separately, init containers) read from one pod.
+inline constexpr size_t kMaxContainers = 1024;
+
 enum class PreemptionPolicy : uint8_t { kPreemptLowerPriority, kNever };
 enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 std::string_view PodPhaseName(PodPhase p);
@@ -144,6 +147,15 @@ struct Pod {
   std::string extended_resource_claim_name;
   int64_t start_micros = 0;
 
+  // Set when a bound pod (spec.nodeName set) could not be decoded whole: the
+  // first decode error, naming the pod and the field. Such a pod still
+  // counts on its node: it carries its identity, node, scheduler name,
+  // priority, phase, host ports and the container requests that could be
+  // read (a request whose value cannot be read is left out); the rest of the
+  // spec is empty. Pending pods that fail to decode are errors instead.
+  std::string decode_error;
+
+  bool Undecodable() const { return !decode_error.empty(); }
   bool IsTerminal() const { return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed; }
   bool IsBound() const { return !node_name.empty(); }
   bool IsGated() const { return !scheduling_gates.empty(); }
@@ -168,6 +180,14 @@ ResourceList ComputeEffectiveRequests(const std::vector<ContainerResources>& con
                                       const ResourceList& overhead);
 
 // Decodes a v1 Pod. Errors name the pod and the field path.
+//
+// Decoding is tolerant where scheduling does not look: unknown fields are
+// ignored, and so are values of fields it does not interpret (a regular
+// container's restartPolicy; an init container's restartPolicy other than
+// Always, which makes it a sidecar; an unknown status.phase reads as
+// Unknown). A bound pod with a field that cannot be decoded is returned as
+// an undecodable pod (see Pod::decode_error) instead of an error, so that
+// it keeps counting on its node.
 absl::StatusOr<Pod> DecodePod(JsonValue root);
 // Same, reusing the caller's decoder (keeps the structured error).
 Pod DecodePod(Decoder& d, JsonValue root);

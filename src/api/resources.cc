@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-
+#include "gantry/util/saturating.h"
 
 namespace gantry::api {
 
@@ -50,7 +50,7 @@ void ResourceList::Add(Symbol name, int64_t value) {
   auto it = std::lower_bound(items_.begin(), items_.end(), name,
                              [](const ResourceAmount& r, Symbol n) { return r.name.id() < n.id(); });
   if (it != items_.end() && it->name == name) {
-    it->value += value;
+    it->value = SaturatingAdd(it->value, value);
   } else {
     items_.insert(it, ResourceAmount{name, value});
   }
@@ -61,7 +61,15 @@ void ResourceList::AddAll(const ResourceList& other) {
 }
 
 void ResourceList::SubAll(const ResourceList& other) {
-  for (const ResourceAmount& r : other.items_) Add(r.name, -r.value);
+  for (const ResourceAmount& r : other.items_) {
+    auto it = std::lower_bound(items_.begin(), items_.end(), r.name,
+                               [](const ResourceAmount& a, Symbol n) { return a.name.id() < n.id(); });
+    if (it != items_.end() && it->name == r.name) {
+      it->value = SaturatingSub(it->value, r.value);
+    } else {
+      items_.insert(it, ResourceAmount{r.name, SaturatingSub(0, r.value)});
+    }
+  }
 }
 
 void ResourceList::MaxAll(const ResourceList& other) {

@@ -47,6 +47,9 @@ class ResourceList {
   int64_t Get(Symbol name) const;
   void Set(Symbol name, int64_t value);
   void Add(Symbol name, int64_t value);
+  // Add, AddAll and SubAll saturate at INT64_MAX / INT64_MIN instead of
+  // overflowing, with the contract of gantry/util/saturating.h (a saturated
+  // amount stays saturated).
   // Element-wise: this = this + other.
   void AddAll(const ResourceList& other);
   // Element-wise: this = this - other (may go negative).

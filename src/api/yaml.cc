@@ -1,10 +1,14 @@
 #include "src/api/yaml.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
+#include <unordered_map>
 
 #include "gantry/util/strings.h"
+#include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
 namespace gantry::api {
@@ -20,7 +24,135 @@ YamlDocument& YamlDocument::operator=(YamlDocument&&) noexcept = default;
 
 namespace {
 
-constexpr int kMaxDepth = 200;
+// Walks a stream's parse events and sizes every anchored node, with nested
+// aliases expanded, without building the tree; each alias use adds its
+// anchor's size to the totals that YamlLimits bounds. Throws BudgetExceeded
+// at the first event past the budget.
+class BudgetHandler : public YAML::EventHandler {
+ public:
+  struct BudgetExceeded {
+    YAML::Mark mark;
+    std::string message;
+  };
+
+  explicit BudgetHandler(const YamlLimits& limits) : limits_(limits) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {
+    // Anchors are scoped to their document.
+    anchors_.clear();
+    names_.clear();
+    stack_.clear();
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { Leaf(anchor, 0); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+                const std::string& value) override {
+    Leaf(anchor, static_cast<int64_t>(value.size()));
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(mark, anchor);
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(mark, anchor);
+  }
+  void OnMapEnd() override { Close(); }
+  void OnAnchor(const YAML::Mark&, const std::string& name) override { pending_name_ = name; }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) {
+      // yaml-cpp rejects unknown anchors itself: this one is still open.
+      throw BudgetExceeded{mark,
+                           gantry::StrCat(AliasName(anchor), " refers to a node that contains it")};
+    }
+    const Size size = it->second;
+    if (++aliases_ > limits_.max_aliases) {
+      throw BudgetExceeded{
+          mark, gantry::StrCat(AliasName(anchor), " exceeds the YAML alias budget: more than ",
+                               limits_.max_aliases, " aliases")};
+    }
+    alias_nodes_ += size.nodes;
+    if (alias_nodes_ > limits_.max_alias_nodes) {
+      throw BudgetExceeded{
+          mark, gantry::StrCat(AliasName(anchor),
+                               " exceeds the YAML alias budget: aliases expand to more than ",
+                               limits_.max_alias_nodes, " nodes")};
+    }
+    alias_bytes_ += size.bytes;
+    if (alias_bytes_ > limits_.max_alias_bytes) {
+      throw BudgetExceeded{
+          mark, gantry::StrCat(AliasName(anchor),
+                               " exceeds the YAML alias budget: aliases expand to more than ",
+                               limits_.max_alias_bytes, " bytes")};
+    }
+    if (static_cast<int64_t>(stack_.size()) + size.depth > limits_.max_depth) {
+      throw BudgetExceeded{mark,
+                           gantry::StrCat(AliasName(anchor), " nests the document deeper than ",
+                                          limits_.max_depth, " levels")};
+    }
+    Done(size, 0);
+  }
+
+ private:
+  struct Size {
+    int64_t nodes = 0;
+    int64_t bytes = 0;
+    int64_t depth = 0;  // levels of maps and sequences, the node's own included
+  };
+  struct Frame {
+    Size size;
+    YAML::anchor_t anchor = 0;
+  };
+
+  std::string AliasName(YAML::anchor_t anchor) const {
+    auto it = names_.find(anchor);
+    return it == names_.end() ? std::string("alias") : gantry::StrCat("alias *", it->second);
+  }
+  void Name(YAML::anchor_t anchor) {
+    if (anchor != 0 && !pending_name_.empty()) names_[anchor] = pending_name_;
+    pending_name_.clear();
+  }
+  void Leaf(YAML::anchor_t anchor, int64_t bytes) {
+    Name(anchor);
+    Done(Size{1, bytes, 0}, anchor);
+  }
+  void Open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    Name(anchor);
+    if (static_cast<int64_t>(stack_.size()) >= limits_.max_depth) {
+      throw BudgetExceeded{
+          mark, gantry::StrCat("document nests deeper than ", limits_.max_depth, " levels")};
+    }
+    stack_.push_back(Frame{Size{1, 0, 0}, anchor});
+  }
+  void Close() {
+    if (stack_.empty()) return;
+    Frame f = stack_.back();
+    stack_.pop_back();
+    f.size.depth += 1;
+    Done(f.size, f.anchor);
+  }
+  // Adds a finished node (or an alias use) to its parent.
+  void Done(const Size& size, YAML::anchor_t anchor) {
+    if (anchor != 0) anchors_[anchor] = size;
+    if (stack_.empty()) return;
+    Size& parent = stack_.back().size;
+    parent.nodes += size.nodes;
+    parent.bytes += size.bytes;
+    parent.depth = std::max(parent.depth, size.depth);
+  }
+
+  const YamlLimits& limits_;
+  std::unordered_map<YAML::anchor_t, Size> anchors_;
+  std::unordered_map<YAML::anchor_t, std::string> names_;
+  std::string pending_name_;
+  std::vector<Frame> stack_;
+  int64_t aliases_ = 0;
+  int64_t alias_nodes_ = 0;
+  int64_t alias_bytes_ = 0;
+};
 
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
@@ -151,11 +283,11 @@ void AppendPlainScalar(std::string* out, const std::string& s) {
   AppendJsonString(out, s);
 }
 
-absl::Status AppendNode(std::string* out, const YAML::Node& node, int depth) {
-  if (depth > kMaxDepth) {
+absl::Status AppendNode(std::string* out, const YAML::Node& node, int depth, int max_depth) {
+  if (depth > max_depth) {
     const YAML::Mark m = node.Mark();
-    return absl::InvalidArgumentError(
-        gantry::StrCat(m.line + 1, ":", m.column + 1, ": document nests deeper than ", kMaxDepth, " levels"));
+    return absl::InvalidArgumentError(gantry::StrCat(
+        m.line + 1, ":", m.column + 1, ": document nests deeper than ", max_depth, " levels"));
   }
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
@@ -175,7 +307,7 @@ absl::Status AppendNode(std::string* out, const YAML::Node& node, int depth) {
       for (const YAML::Node& item : node) {
         if (!first) out->push_back(',');
         first = false;
-        if (auto st = AppendNode(out, item, depth + 1); !st.ok()) return st;
+        if (auto st = AppendNode(out, item, depth + 1, max_depth); !st.ok()) return st;
       }
       out->push_back(']');
       return absl::OkStatus();
@@ -193,7 +325,7 @@ absl::Status AppendNode(std::string* out, const YAML::Node& node, int depth) {
         first = false;
         AppendJsonString(out, kv.first.Scalar());
         out->push_back(':');
-        if (auto st = AppendNode(out, kv.second, depth + 1); !st.ok()) return st;
+        if (auto st = AppendNode(out, kv.second, depth + 1, max_depth); !st.ok()) return st;
       }
       out->push_back('}');
       return absl::OkStatus();
@@ -248,7 +380,32 @@ SourcePosition YamlDocument::Resolve(const std::vector<PathSegment>& path) const
   return ResolveInTree(impl_->root, path);
 }
 
-absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text) {
+absl::Status CheckYamlBudget(std::string_view text, const YamlLimits& limits) {
+  try {
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    BudgetHandler handler(limits);
+    while (parser.HandleNextDocument(handler)) {
+    }
+  } catch (const BudgetHandler::BudgetExceeded& e) {
+    return absl::InvalidArgumentError(
+        gantry::StrCat(e.mark.line + 1, ":", e.mark.column + 1, ": ", e.message));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        gantry::StrCat(e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(gantry::StrCat("YAML: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text,
+                                                             const YamlLimits& limits) {
+  // Only an alias can expand a document past its own size; without a '*'
+  // there is none, and the conversion below bounds the depth.
+  if (text.find('*') != std::string_view::npos) {
+    if (absl::Status st = CheckYamlBudget(text, limits); !st.ok()) return st;
+  }
   std::vector<YamlDocument> docs;
   try {
     std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
@@ -257,7 +414,7 @@ absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view te
       YamlDocument doc;
       doc.empty_ = node.IsNull() || !node.IsDefined();
       doc.start_ = ToPosition(node.Mark());
-      if (auto st = AppendNode(&doc.json_, node, 0); !st.ok()) return st;
+      if (auto st = AppendNode(&doc.json_, node, 0, limits.max_depth); !st.ok()) return st;
       doc.impl_->root = std::move(node);
       docs.push_back(std::move(doc));
     }
@@ -271,6 +428,7 @@ absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view te
 }
 
 SourcePosition ResolveJsonPosition(std::string_view json_text, const std::vector<PathSegment>& path) {
+  if (json_text.find('*') != std::string_view::npos && !CheckYamlBudget(json_text).ok()) return {};
   try {
     YAML::Node root = YAML::Load(std::string(json_text));
     return ResolveInTree(root, path);

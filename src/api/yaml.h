@@ -6,10 +6,18 @@
 // always stay strings. The parsed YAML tree is kept so that a decode error's
 // field path can be mapped back to a line and column in the source file.
 //
+// Every YAML input Gantry reads (snapshots, the scheduler configuration,
+// kubeconfig files, what-if objects) goes through this file, which enforces
+// an expansion budget (YamlLimits): aliases let a few hundred bytes stand
+// for billions of nodes ("billion laughs"), so the number of aliases, the
+// nodes and bytes they expand to, and the nesting depth are bounded before
+// anything is expanded.
+//
 // yaml-cpp throws; no exception leaves this file.
 #ifndef GANTRY_SRC_API_YAML_H_
 #define GANTRY_SRC_API_YAML_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,6 +33,26 @@ struct SourcePosition {
   int line = 0;
   int column = 0;
 };
+
+// The expansion budget of one YAML stream. The defaults leave room for any
+// real snapshot or configuration; they are not meant to be tuned.
+struct YamlLimits {
+  // Alias nodes (`*name`) in the stream.
+  int64_t max_aliases = 100'000;
+  // Nodes and scalar bytes that aliases stand for, summed over every alias
+  // use with nested aliases expanded (the document's own text is bounded by
+  // its size already).
+  int64_t max_alias_nodes = 1'000'000;
+  int64_t max_alias_bytes = 64LL << 20;
+  // Nesting of maps and sequences, with aliases expanded.
+  int max_depth = 200;
+};
+
+// Checks `text` against `limits` without expanding any alias. The error is
+// InvalidArgument "line:column: ..." naming the alias (or the node) that
+// went past the budget, and the limit; a syntax error is reported the same
+// way. Readers that parse YAML themselves (kubeconfig) call this first.
+absl::Status CheckYamlBudget(std::string_view text, const YamlLimits& limits = {});
 
 // One parsed YAML document with its JSON rendering.
 class YamlDocument {
@@ -42,7 +70,8 @@ class YamlDocument {
   SourcePosition Resolve(const std::vector<PathSegment>& path) const;
 
  private:
-  friend absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text);
+  friend absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text,
+                                                                      const YamlLimits& limits);
   YamlDocument();
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -51,9 +80,10 @@ class YamlDocument {
   SourcePosition start_;
 };
 
-// Parses a multi-document YAML stream. Syntax errors are InvalidArgument
-// with "line:column: message".
-absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text);
+// Parses a multi-document YAML stream within `limits` (CheckYamlBudget).
+// Syntax and budget errors are InvalidArgument with "line:column: message".
+absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text,
+                                                             const YamlLimits& limits = {});
 
 // Maps a field path to a position in JSON source text (used only on the
 // error path, so it re-parses `json_text`). Returns {0,0} when unknown.

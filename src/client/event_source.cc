@@ -1,6 +1,8 @@
 #include "src/client/event_source.h"
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "spdlog/spdlog.h"
@@ -53,10 +55,29 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery, schedul
     : client_(client), scheduler_(sched) {
   using PodPtr = std::shared_ptr<const api::Pod>;
   using NodePtr = std::shared_ptr<const api::Node>;
+  // A bound pod that does not decode whole arrives as an undecodable pod that
+  // keeps its node (api::Pod::decode_error); each arrival is counted with the
+  // Pod decode errors and logged.
+  auto undecodable = std::make_shared<std::atomic<int64_t>>(0);
+  auto note = [undecodable](const PodPtr& p) {
+    if (!p->Undecodable()) return;
+    undecodable->fetch_add(1);
+    spdlog::warn("bound pod {} kept on node {} with only the requests that could be read: {}",
+                 p->meta.Key(), p->node_name.view(), p->decode_error);
+  };
   Add<api::Pod>("pods", "/api/v1/pods", kPodFieldSelector, "Pod", &api::DecodePod,
-                {[this](PodPtr p) { scheduler_.OnPodAdd(std::move(p)); },
-                 [this](PodPtr a, PodPtr b) { scheduler_.OnPodUpdate(std::move(a), std::move(b)); },
+                {[this, note](PodPtr p) {
+                   note(p);
+                   scheduler_.OnPodAdd(std::move(p));
+                 },
+                 [this, note](PodPtr a, PodPtr b) {
+                   note(b);
+                   scheduler_.OnPodUpdate(std::move(a), std::move(b));
+                 },
                  [this](PodPtr p) { scheduler_.OnPodDelete(std::move(p)); }});
+  entries_.back().decode_errors = [inner = entries_.back().decode_errors, undecodable] {
+    return inner() + undecodable->load();
+  };
   Add<api::Node>("nodes", "/api/v1/nodes", "", "Node", &api::DecodeNode,
                  {[this](NodePtr n) { scheduler_.OnNodeAdd(std::move(n)); },
                   [this](NodePtr a, NodePtr b) { scheduler_.OnNodeUpdate(std::move(a), std::move(b)); },

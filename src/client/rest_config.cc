@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "gantry/util/strings.h"
 #include "nlohmann/json.hpp"
+#include "src/api/yaml.h"
 #include "yaml-cpp/yaml.h"
 
 extern char** environ;
@@ -113,6 +114,9 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
 
 absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view text, std::string_view base_dir,
                                            std::string_view context_override, std::string_view master) {
+  if (absl::Status st = api::CheckYamlBudget(text); !st.ok()) {
+    return absl::InvalidArgumentError(StrCat("kubeconfig:", st.message()));
+  }
   try {
     YAML::Node root = YAML::Load(std::string(text));
     if (!root || !root.IsMap()) return absl::InvalidArgumentError("kubeconfig: not a YAML mapping");

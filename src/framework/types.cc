@@ -12,6 +12,7 @@
 #include "gantry/events.h"
 #include "gantry/registry.h"
 #include "gantry/status.h"
+#include "gantry/util/saturating.h"
 #include "gantry/util/strings.h"
 
 namespace gantry {
@@ -217,7 +218,7 @@ void Resource::Set(api::Symbol name, int64_t value) {
 void Resource::AddScalar(api::Symbol name, int64_t value) {
   for (api::ResourceAmount& a : scalar) {
     if (a.name == name) {
-      a.value += value;
+      a.value = SaturatingAdd(a.value, value);
       return;
     }
   }
@@ -225,19 +226,40 @@ void Resource::AddScalar(api::Symbol name, int64_t value) {
 }
 
 void Resource::Add(const Resource& other) {
-  milli_cpu += other.milli_cpu;
-  memory += other.memory;
-  ephemeral_storage += other.ephemeral_storage;
-  allowed_pod_number += other.allowed_pod_number;
+  milli_cpu = SaturatingAdd(milli_cpu, other.milli_cpu);
+  memory = SaturatingAdd(memory, other.memory);
+  ephemeral_storage = SaturatingAdd(ephemeral_storage, other.ephemeral_storage);
+  allowed_pod_number = SaturatingAdd(allowed_pod_number, other.allowed_pod_number);
   for (const api::ResourceAmount& a : other.scalar) AddScalar(a.name, a.value);
 }
 
 void Resource::Sub(const Resource& other) {
-  milli_cpu -= other.milli_cpu;
-  memory -= other.memory;
-  ephemeral_storage -= other.ephemeral_storage;
-  allowed_pod_number -= other.allowed_pod_number;
-  for (const api::ResourceAmount& a : other.scalar) AddScalar(a.name, -a.value);
+  milli_cpu = SaturatingSub(milli_cpu, other.milli_cpu);
+  memory = SaturatingSub(memory, other.memory);
+  ephemeral_storage = SaturatingSub(ephemeral_storage, other.ephemeral_storage);
+  allowed_pod_number = SaturatingSub(allowed_pod_number, other.allowed_pod_number);
+  for (const api::ResourceAmount& a : other.scalar) {
+    bool found = false;
+    for (api::ResourceAmount& mine : scalar) {
+      if (mine.name == a.name) {
+        mine.value = SaturatingSub(mine.value, a.value);
+        found = true;
+        break;
+      }
+    }
+    if (!found) scalar.push_back(api::ResourceAmount{a.name, SaturatingSub(0, a.value)});
+  }
+}
+
+bool Resource::HasSaturated() const {
+  if (IsSaturated(milli_cpu) || IsSaturated(memory) || IsSaturated(ephemeral_storage) ||
+      IsSaturated(allowed_pod_number)) {
+    return true;
+  }
+  for (const api::ResourceAmount& a : scalar) {
+    if (IsSaturated(a.value)) return true;
+  }
+  return false;
 }
 
 bool Resource::IsZero() const {
@@ -433,6 +455,17 @@ bool NodeInfo::RemovePod(std::string_view uid) {
   erase_from(pods_with_affinity_);
   erase_from(pods_with_required_anti_affinity_);
   Account(*found, -1);
+  if (requested_.HasSaturated() || non_zero_requested_.HasSaturated()) {
+    // A saturated sum does not go down under Sub: rebuild it from the pods left.
+    for (Resource* r : {&requested_, &non_zero_requested_}) {
+      r->milli_cpu = r->memory = r->ephemeral_storage = r->allowed_pod_number = 0;
+      r->scalar.clear();
+    }
+    for (const PodInfoPtr& p : pods_) {
+      requested_.Add(p->requests);
+      non_zero_requested_.Add(p->non_zero_requests);
+    }
+  }
   Bump();
   return true;
 }

@@ -83,6 +83,12 @@ int RunSimulate(const SimulateOptions& opts) {
     std::fprintf(stderr, "warning: skipped %lld object(s) of kind %s (not used by the scheduler)\n",
                  static_cast<long long>(count), kind.c_str());
   }
+  if (stats.undecodable_pods > 0) {
+    std::fprintf(stderr,
+                 "warning: %lld bound pod(s) kept on their nodes with only the requests that could "
+                 "be read; first: %s\n",
+                 static_cast<long long>(stats.undecodable_pods), stats.first_undecodable.c_str());
+  }
   std::vector<std::string> names = opts.scheduler_names;
   if (names.empty()) {
     for (const config::Profile& p : cfg->profiles) names.push_back(p.scheduler_name);

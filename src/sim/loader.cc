@@ -16,6 +16,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Counts the pod just appended when it was loaded undecodable.
+void CountUndecodable(api::Kind kind, const api::ObjectSet& set, LoadStats* stats) {
+  if (kind != api::Kind::kPod || set.pods.empty() || !set.pods.back().Undecodable()) return;
+  if (stats->undecodable_pods++ == 0) stats->first_undecodable = set.pods.back().decode_error;
+}
+
 // Returns the position of a decode error, given how to map paths in this source.
 template <typename Resolver>
 std::string FormatError(std::string_view source, const api::DecodeError& e, Resolver&& resolve,
@@ -63,6 +69,7 @@ absl::Status DecodeObject(std::string_view source, api::JsonValue obj, const std
   if (auto err = d.TakeError(obj)) {
     return absl::InvalidArgumentError(FormatError(source, *err, resolve, path));
   }
+  CountUndecodable(k, *out, stats);
   stats->objects++;
   if (raw != nullptr) {
     absl::StatusOr<RawObject> r = MakeRawObject(source, simdjson::minify(obj), api_version, kind);
@@ -336,6 +343,7 @@ absl::Status LoadClusterProto(std::string_view source_name, std::string_view byt
     api::Decoder d(obj.kind());
     api::DecodeInto(k, d, root, out);
     if (auto err = d.TakeError(root)) return absl::InvalidArgumentError(gantry::StrCat(source_name, ": object ", index, ": ", err->ToString()));
+    CountUndecodable(k, *out, stats);
     stats->objects++;
     if (raw != nullptr) {
       raw->push_back(RawObject{obj.api_version(), obj.kind(), obj.namespace_(), obj.name(), obj.json()});

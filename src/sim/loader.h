@@ -3,7 +3,9 @@
 // (walked recursively in name order).
 //
 // Errors fail the whole load with `file:line:col: Kind ns/name: field: msg`;
-// callers must not report partial results. Kinds Gantry does not use are
+// callers must not report partial results. The exception is a bound pod
+// that does not decode whole: it is loaded as an undecodable pod that keeps
+// its node (see api::DecodePod) and counted in LoadStats. Kinds Gantry does not use are
 // skipped and counted per kind so the caller can warn once per kind.
 #ifndef GANTRY_SRC_SIM_LOADER_H_
 #define GANTRY_SRC_SIM_LOADER_H_
@@ -24,6 +26,10 @@ struct LoadStats {
   std::map<std::string, int64_t> skipped_kinds;  // "apps/v1 Deployment" -> count
   int64_t objects = 0;
   int64_t bytes = 0;
+  // Bound pods loaded without their whole spec (api::Pod::decode_error): they
+  // count on their nodes with the requests that could be read.
+  int64_t undecodable_pods = 0;
+  std::string first_undecodable;  // the first one's decode error
 };
 
 // Loads `path` (a file or a directory; directories are walked recursively,

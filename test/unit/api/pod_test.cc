@@ -473,111 +473,139 @@ struct ErrorCase {
 TEST(PodDecodeTest, ErrorsNameObjectAndFieldPath) {
   const ErrorCase cases[] = {
       {R"({"priority": "high"})", "Pod ml/p: spec.priority: expected an integer, got string"},
-      {R"({"priority": 1.5})", "Pod ml/p: spec.priority: expected an integer, got a number that is not a 64-bit integer"},
+      {R"({"priority": 1.5})",
+       "Pod ml/p: spec.priority: expected an integer, got a number that is not a 64-bit integer"},
       {R"({"priority": 3000000000})",
-       "Pod ml/p: spec.priority: Invalid value: 3000000000: must be between -2147483648 and 2147483647, inclusive"},
+       "Pod ml/p: spec.priority: Invalid value: 3000000000: must be between -2147483648 and "
+       "2147483647, inclusive"},
       {R"({"schedulerName": 7})", "Pod ml/p: spec.schedulerName: expected a string, got number"},
       {R"({"preemptionPolicy": "Sometimes"})",
-       "Pod ml/p: spec.preemptionPolicy: Unsupported value: \"Sometimes\": supported values: \"Never\", \"PreemptLowerPriority\""},
-      {R"({"containers": {"name": "c"}})", "Pod ml/p: spec.containers: expected an array, got object"},
+       "Pod ml/p: spec.preemptionPolicy: Unsupported value: \"Sometimes\": supported values: "
+       "\"Never\", \"PreemptLowerPriority\""},
+      {R"({"containers": {"name": "c"}})",
+       "Pod ml/p: spec.containers: expected an array, got object"},
       {R"({"containers": [{"name": "a"}, {"name": "b", "resources": {"requests": {"cpu": "abc"}}}]})",
-       "Pod ml/p: spec.containers[1].resources.requests.cpu: Invalid value: \"abc\": quantities must match the regular "
+       "Pod ml/p: spec.containers[1].resources.requests.cpu: Invalid value: \"abc\": quantities "
+       "must match the regular "
        "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
       {R"({"containers": [{"name": "a", "resources": {"limits": {"memory": "1Gb"}}}]})",
-       "Pod ml/p: spec.containers[0].resources.limits.memory: Invalid value: \"1Gb\": quantities must match the regular "
+       "Pod ml/p: spec.containers[0].resources.limits.memory: Invalid value: \"1Gb\": quantities "
+       "must match the regular "
        "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
       {R"({"containers": [{"name": "a", "resources": {"requests": {"nvidia.com/gpu": "1x"}}}]})",
-       "Pod ml/p: spec.containers[0].resources.requests[\"nvidia.com/gpu\"]: Invalid value: \"1x\": quantities must "
+       "Pod ml/p: spec.containers[0].resources.requests[\"nvidia.com/gpu\"]: Invalid value: "
+       "\"1x\": quantities must "
        "match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
       {R"({"containers": [{"name": "a", "resources": {"requests": {"cpu": "-1"}}}]})",
-       "Pod ml/p: spec.containers[0].resources.requests.cpu: Invalid value: must be greater than or equal to 0"},
+       "Pod ml/p: spec.containers[0].resources.requests.cpu: Invalid value: must be greater than "
+       "or equal to 0"},
       {R"({"containers": [{"name": "a", "resources": {"requests": {"cpu": true}}}]})",
-       "Pod ml/p: spec.containers[0].resources.requests.cpu: expected a quantity string, got boolean"},
+       "Pod ml/p: spec.containers[0].resources.requests.cpu: expected a quantity string, got "
+       "boolean"},
       {R"({"containers": [{"name": "a", "resources": {"requests": {"memory": "9Ei"}}}]})",
-       "Pod ml/p: spec.containers[0].resources.requests.memory: Invalid value: \"9Ei\": quantity is too large: its "
+       "Pod ml/p: spec.containers[0].resources.requests.memory: Invalid value: \"9Ei\": quantity "
+       "is too large: its "
        "value does not fit in 64 bits"},
       {R"({"containers": [{"name": "a", "resources": {"requests": ["cpu"]}}]})",
        "Pod ml/p: spec.containers[0].resources.requests: expected an object, got array"},
-      {R"({"initContainers": [{"name": "i", "restartPolicy": "Never"}]})",
-       "Pod ml/p: spec.initContainers[0].restartPolicy: Unsupported value: \"Never\": supported values: \"Always\""},
-      {R"({"containers": [{"name": "c", "restartPolicy": "Always"}]})",
-       "Pod ml/p: spec.containers[0].restartPolicy: Forbidden: restartPolicy may only be set on init containers"},
       {R"({"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 70000}]}]})",
-       "Pod ml/p: spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 0 and 65535, inclusive"},
+       "Pod ml/p: spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 0 "
+       "and 65535, inclusive"},
       {R"({"containers": [{"name": "c", "ports": [{"hostPort": "80"}]}]})",
        "Pod ml/p: spec.containers[0].ports[0].hostPort: expected an integer, got string"},
       {R"({"overhead": {"cpu": "lots"}})",
-       "Pod ml/p: spec.overhead.cpu: Invalid value: \"lots\": quantities must match the regular expression "
+       "Pod ml/p: spec.overhead.cpu: Invalid value: \"lots\": quantities must match the regular "
+       "expression "
        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
       {R"({"resources": {"requests": {"memory": "1.2.3Gi"}}})",
-       "Pod ml/p: spec.resources.requests.memory: Invalid value: \"1.2.3Gi\": quantities must match the regular "
+       "Pod ml/p: spec.resources.requests.memory: Invalid value: \"1.2.3Gi\": quantities must "
+       "match the regular "
        "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
-      {R"({"nodeSelector": {"disk": 1}})", "Pod ml/p: spec.nodeSelector.disk: expected a string, got number"},
+      {R"({"nodeSelector": {"disk": 1}})",
+       "Pod ml/p: spec.nodeSelector.disk: expected a string, got number"},
       {R"({"nodeSelector": ["a"]})", "Pod ml/p: spec.nodeSelector: expected an object, got array"},
       {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms":
             [{"matchExpressions": [{"key": "k", "operator": "Near", "values": ["x"]}]}]}}}})",
-       "Pod ml/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
-       "matchExpressions[0].operator: Unsupported value: \"Near\": supported values: \"In\", \"NotIn\", \"Exists\", "
+       "Pod ml/p: "
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+       "nodeSelectorTerms[0]."
+       "matchExpressions[0].operator: Unsupported value: \"Near\": supported values: \"In\", "
+       "\"NotIn\", \"Exists\", "
        "\"DoesNotExist\", \"Gt\", \"Lt\""},
       {R"({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0,
             "preference": {}}]}}})",
-       "Pod ml/p: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid "
+       "Pod ml/p: "
+       "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+       "Invalid "
        "value: 0: must be between 1 and 100, inclusive"},
       {R"({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {}}]}}})",
-       "Pod ml/p: spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: "
+       "Pod ml/p: "
+       "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+       "topologyKey: "
        "Required value: can not be empty"},
       {R"({"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 101,
             "podAffinityTerm": {"topologyKey": "k"}}]}}})",
-       "Pod ml/p: spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid "
+       "Pod ml/p: "
+       "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+       "Invalid "
        "value: 101: must be between 1 and 100, inclusive"},
       {R"({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "k",
             "labelSelector": {"matchExpressions": [{"key": "a", "operator": "In", "values": []}]}}]}}})",
-       "Pod ml/p: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector."
-       "matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"},
+       "Pod ml/p: "
+       "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector."
+       "matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or "
+       "'NotIn'"},
       {R"({"tolerations": [{"key": "a", "operator": "Exists"}, {"key": "b", "effect": "Sometimes"}]})",
-       "Pod ml/p: spec.tolerations[1].effect: Unsupported value: \"Sometimes\": supported values: \"NoSchedule\", "
+       "Pod ml/p: spec.tolerations[1].effect: Unsupported value: \"Sometimes\": supported values: "
+       "\"NoSchedule\", "
        "\"PreferNoSchedule\", \"NoExecute\""},
       {R"({"topologySpreadConstraints": [{"maxSkew": 0, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]})",
-       "Pod ml/p: spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be between 1 and 2147483647, "
+       "Pod ml/p: spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be between 1 "
+       "and 2147483647, "
        "inclusive"},
       {R"({"topologySpreadConstraints": [{"topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]})",
        "Pod ml/p: spec.topologySpreadConstraints[0].maxSkew: Required value"},
       {R"({"topologySpreadConstraints": [{"maxSkew": 1, "whenUnsatisfiable": "DoNotSchedule"}]})",
        "Pod ml/p: spec.topologySpreadConstraints[0].topologyKey: Required value: can not be empty"},
       {R"({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "Maybe"}]})",
-       "Pod ml/p: spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: \"Maybe\": supported "
+       "Pod ml/p: spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "
+       "\"Maybe\": supported "
        "values: \"DoNotSchedule\", \"ScheduleAnyway\""},
       {R"({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "ScheduleAnyway",
             "minDomains": 2}]})",
-       "Pod ml/p: spec.topologySpreadConstraints[0].minDomains: Invalid value: can only use minDomains if "
+       "Pod ml/p: spec.topologySpreadConstraints[0].minDomains: Invalid value: can only use "
+       "minDomains if "
        "whenUnsatisfiable=DoNotSchedule"},
       {R"({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "k", "nodeAffinityPolicy": "Maybe"}]})",
-       "Pod ml/p: spec.topologySpreadConstraints[0].nodeAffinityPolicy: Unsupported value: \"Maybe\": supported "
+       "Pod ml/p: spec.topologySpreadConstraints[0].nodeAffinityPolicy: Unsupported value: "
+       "\"Maybe\": supported "
        "values: \"Honor\", \"Ignore\""},
-      {R"({"schedulingGates": [{"name": "a"}, {}]})", "Pod ml/p: spec.schedulingGates[1].name: Required value"},
+      {R"({"schedulingGates": [{"name": "a"}, {}]})",
+       "Pod ml/p: spec.schedulingGates[1].name: Required value"},
       {R"({"resourceClaims": [{"name": "g", "resourceClaimName": "a", "resourceClaimTemplateName": "b"}]})",
        "Pod ml/p: spec.resourceClaims[0]: Invalid value: must specify one of: `resourceClaimName`, "
        "`resourceClaimTemplateName`"},
       {R"({"resourceClaims": [{"name": "g"}]})",
        "Pod ml/p: spec.resourceClaims[0]: Invalid value: must specify one of: `resourceClaimName`, "
        "`resourceClaimTemplateName`"},
-      {R"({"resourceClaims": [{"resourceClaimName": "a"}]})", "Pod ml/p: spec.resourceClaims[0].name: Required value"},
+      {R"({"resourceClaims": [{"resourceClaimName": "a"}]})",
+       "Pod ml/p: spec.resourceClaims[0].name: Required value"},
       {R"({"schedulingGroup": {"podGroupName": 5}})",
        "Pod ml/p: spec.schedulingGroup.podGroupName: expected a string, got number"},
       {R"({"terminationGracePeriodSeconds": -1})",
-       "Pod ml/p: spec.terminationGracePeriodSeconds: Invalid value: -1: must be between 0 and 9223372036854775807, "
+       "Pod ml/p: spec.terminationGracePeriodSeconds: Invalid value: -1: must be between 0 and "
+       "9223372036854775807, "
        "inclusive"},
       {R"({"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": ["x"]}}]})",
        "Pod ml/p: spec.volumes[0].persistentVolumeClaim.claimName: expected a string, got array"},
       {R"("spec")", "Pod ml/p: spec: expected an object, got string"},
       // Whole-pod cases.
-      {R"(!{"metadata": {"name": "p", "namespace": "ml"}, "status": {"phase": "Sleeping"}})",
-       "Pod ml/p: status.phase: Unsupported value: \"Sleeping\""},
       {R"(!{"metadata": {"name": "p", "namespace": "ml"}, "status": {"startTime": "noon"}})",
        "Pod ml/p: status.startTime: Invalid value: \"noon\": not an RFC 3339 timestamp"},
       {R"(!{"metadata": {"name": "p", "namespace": "ml", "creationTimestamp": "2024-13-01T00:00:00Z"}})",
-       "Pod ml/p: metadata.creationTimestamp: Invalid value: \"2024-13-01T00:00:00Z\": not an RFC 3339 timestamp"},
+       "Pod ml/p: metadata.creationTimestamp: Invalid value: \"2024-13-01T00:00:00Z\": not an RFC "
+       "3339 timestamp"},
       {R"(!{"metadata": {"name": "p", "namespace": "ml", "labels": {"a": ["b"]}}})",
        "Pod ml/p: metadata.labels.a: expected a string, got array"},
       {R"(!{"metadata": {"name": "p", "namespace": "ml", "ownerReferences": [{"controller": "yes"}]}})",
@@ -615,6 +643,141 @@ TEST(PodDecodeTest, StructuredErrorKeepsPath) {
   ASSERT_EQ(err->path.size(), 6u);
   EXPECT_EQ(std::get<size_t>(err->path[2]), 0u);
   EXPECT_TRUE(d.ok());  // the error was taken
+}
+
+// --- Tolerant decoding ---------------------------------------------------------
+
+// A pod of a newer API level: values Gantry does not interpret are ignored,
+// and a bound pod that cannot be decoded whole still counts on its node.
+struct TolerantCase {
+  const char* name;
+  const char* spec;    // spec members, nodeName excluded
+  const char* status;  // status members
+  bool bound;
+  // Expected outcome: ok and whole, ok but undecodable, or an error.
+  enum { kWhole, kUndecodable, kError } want;
+  int64_t cpu_milli;  // effective cpu request when decoded
+  const char* error;  // substring of the error (or decode_error)
+};
+
+TEST(PodTolerantDecodeTest, Table) {
+  const TolerantCase cases[] = {
+      {"regular container with restartPolicy Always",
+       R"("containers": [{"name": "c", "restartPolicy": "Always",
+           "resources": {"requests": {"cpu": "1"}}}])",
+       "", false, TolerantCase::kWhole, 1000, ""},
+      {"regular container with restartPolicy Always, bound",
+       R"("containers": [{"name": "c", "restartPolicy": "Always",
+           "resources": {"requests": {"cpu": "1"}}}])",
+       "", true, TolerantCase::kWhole, 1000, ""},
+      {"restartPolicyRules and other unknown container fields", R"("containers": [{"name": "c",
+           "restartPolicy": "Never", "restartPolicyRules": [{"action": "Restart", "exitCodes": {"operator": "In",
+           "values": [42]}}], "futureField": {"x": [1, 2]}, "resources": {"requests": {"cpu": "2"}}}])",
+       "", false, TolerantCase::kWhole, 2000, ""},
+      {"sidecar init container", R"("initContainers": [{"name": "s", "restartPolicy": "Always",
+           "resources": {"requests": {"cpu": "1"}}}], "containers": [{"name": "c",
+           "resources": {"requests": {"cpu": "2"}}}])",
+       "", false, TolerantCase::kWhole, 3000, ""},
+      {"init container with a restartPolicy other than Always", R"("initContainers": [{"name": "i",
+           "restartPolicy": "OnFailure", "resources": {"requests": {"cpu": "5"}}}], "containers": [{"name": "c",
+           "resources": {"requests": {"cpu": "2"}}}])",
+       "", false, TolerantCase::kWhole, 5000, ""},
+      {"unknown spec and status fields", R"("futureSpec": true, "containers": [{"name": "c",
+           "resources": {"requests": {"cpu": "1"}}}])",
+       R"("futureStatus": {"a": 1})", false, TolerantCase::kWhole, 1000, ""},
+      {"unknown phase", R"("containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}])",
+       R"("phase": "Hibernating")", true, TolerantCase::kWhole, 1000, ""},
+      // Fields scheduling interprets: pending pods are errors, bound ones undecodable.
+      {"unknown preemptionPolicy, pending",
+       R"("preemptionPolicy": "Sometimes", "containers": [{"name": "c",
+           "resources": {"requests": {"cpu": "1"}}}])",
+       "", false, TolerantCase::kError, 0,
+       "spec.preemptionPolicy: Unsupported value: \"Sometimes\""},
+      {"unknown preemptionPolicy, bound",
+       R"("preemptionPolicy": "Sometimes", "containers": [{"name": "c",
+           "resources": {"requests": {"cpu": "1"}}}])",
+       "", true, TolerantCase::kUndecodable, 1000,
+       "spec.preemptionPolicy: Unsupported value: \"Sometimes\""},
+      {"unknown toleration operator, bound", R"("tolerations": [{"key": "k", "operator": "Around"}],
+           "containers": [{"name": "c", "resources": {"requests": {"cpu": "1500m"}}}])",
+       "", true, TolerantCase::kUndecodable, 1500, "spec.tolerations[0].operator"},
+      {"malformed affinity, bound",
+       R"("affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+           [{"labelSelector": {}}]}}, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}])",
+       "", true, TolerantCase::kUndecodable, 1000, "topologyKey: Required value"},
+      {"one unreadable request, bound: the rest counts", R"("containers": [{"name": "a",
+           "resources": {"requests": {"cpu": "lots", "memory": "1Gi"}}}, {"name": "b",
+           "resources": {"requests": {"cpu": "250m"}}}])",
+       "", true, TolerantCase::kUndecodable, 250, "spec.containers[0].resources.requests.cpu"},
+      {"one unreadable request, pending", R"("containers": [{"name": "a",
+           "resources": {"requests": {"cpu": "lots"}}}])",
+       "", false, TolerantCase::kError, 0, "spec.containers[0].resources.requests.cpu"},
+      {"limits default requests when salvaged",
+       R"("priority": "high", "initContainers": [{"name": "s",
+           "restartPolicy": "Always", "resources": {"limits": {"cpu": "1"}}, "ports": "none"}],
+           "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}])",
+       "", true, TolerantCase::kUndecodable, 3000, "spec.priority: expected an integer"},
+  };
+  for (const TolerantCase& c : cases) {
+    std::string spec = c.spec;
+    if (c.bound) spec = std::string(R"("nodeName": "gpu-1", )") + spec;
+    const std::string text =
+        std::string(R"({"metadata": {"name": "p", "namespace": "ml", "uid": "u1"}, "spec": {)") +
+        spec + R"(}, "status": {)" + c.status + "}}";
+    auto pod = Decode(text);
+    if (c.want == TolerantCase::kError) {
+      ASSERT_FALSE(pod.ok()) << c.name;
+      EXPECT_THAT(std::string(pod.status().message()), HasSubstr(c.error)) << c.name;
+      continue;
+    }
+    ASSERT_TRUE(pod.ok()) << c.name << ": " << pod.status();
+    EXPECT_EQ(pod->Undecodable(), c.want == TolerantCase::kUndecodable) << c.name;
+    EXPECT_THAT(pod->decode_error, HasSubstr(c.error)) << c.name;
+    if (c.want == TolerantCase::kUndecodable) {
+      EXPECT_THAT(pod->decode_error, HasSubstr("Pod ml/p: ")) << c.name;
+    }
+    EXPECT_EQ(pod->requests.Get(S("cpu")), c.cpu_milli) << c.name;
+    EXPECT_EQ(pod->IsBound(), c.bound) << c.name;
+    EXPECT_EQ(pod->meta.Key(), "ml/p") << c.name;
+    EXPECT_EQ(pod->meta.uid, "u1") << c.name;
+  }
+}
+
+// What an undecodable bound pod keeps: identity, node, scheduler, phase,
+// host ports and the requests of the containers that could be read.
+TEST(PodTolerantDecodeTest, UndecodableBoundPodKeepsWhatSchedulingNeeds) {
+  Pod pod = MustDecode(
+      R"({"metadata": {"name": "w", "namespace": "ml", "uid": "u2", "resourceVersion": "7",
+      "labels": {"app": "web"}},
+    "spec": {"nodeName": "n1", "schedulerName": "gantry-scheduler", "priority": 100,
+      "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Eventually"}],
+      "overhead": {"memory": "10Mi"},
+      "containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}],
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi", "example.com/gpu": "2"}}}]},
+    "status": {"phase": "Running"}})");
+  ASSERT_TRUE(pod.Undecodable());
+  EXPECT_THAT(pod.decode_error, HasSubstr("spec.topologySpreadConstraints[0].whenUnsatisfiable"));
+  EXPECT_EQ(pod.node_name, S("n1"));
+  EXPECT_EQ(pod.scheduler_name, S("gantry-scheduler"));
+  EXPECT_EQ(pod.priority, 100);
+  EXPECT_EQ(pod.phase, PodPhase::kRunning);
+  EXPECT_EQ(pod.meta.resource_version, "7");
+  EXPECT_EQ(pod.meta.labels.size(), 1u);
+  EXPECT_EQ(pod.requests.Get(S("cpu")), 1000);
+  EXPECT_EQ(pod.requests.Get(S("memory")), (1LL << 30) + 10 * (1LL << 20));
+  EXPECT_EQ(pod.requests.Get(S("example.com/gpu")), 2);
+  ASSERT_EQ(pod.host_ports.size(), 1u);
+  EXPECT_EQ(pod.host_ports[0].port, 8080);
+  EXPECT_TRUE(pod.topology_spread_constraints.empty());
+}
+
+// A bound pod whose nodeName itself is unreadable, or which has no name,
+// cannot be kept anywhere: still an error.
+TEST(PodTolerantDecodeTest, WithoutNodeOrNameStillAnError) {
+  EXPECT_FALSE(Decode(R"({"metadata": {"name": "p"}, "spec": {"nodeName": 5}})").ok());
+  EXPECT_FALSE(
+      Decode(R"({"metadata": {"namespace": "ml"}, "spec": {"nodeName": "n", "priority": "x"}})")
+          .ok());
 }
 
 }  // namespace

@@ -292,5 +292,93 @@ TEST(YamlTest, FieldPathFormatting) {
   EXPECT_EQ(FormatFieldPath(P{std::string("a"), std::string("9lives")}), "a[\"9lives\"]");
 }
 
+// --- Expansion budget ---------------------------------------------------------
+
+// The classic "billion laughs": nine levels of nine aliases each stand for
+// 9^9 (387 million) scalars in a few hundred bytes.
+std::string BillionLaughs() {
+  std::string out = "a0: &a0 [\"lol\"]\n";
+  for (int level = 1; level <= 9; ++level) {
+    out += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 9; ++i) out += (i ? ", *a" : "*a") + std::to_string(level - 1);
+    out += "]\n";
+  }
+  return out;
+}
+
+TEST(YamlBudgetTest, BillionLaughsIsRejectedAtTheAlias) {
+  const std::string text = BillionLaughs();
+  auto docs = ParseYamlDocuments(text);
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().code(), absl::StatusCode::kInvalidArgument);
+  // The aliases add up to more than a million nodes at the seventh *a5 of
+  // a6 (line 7): the error names that alias.
+  EXPECT_THAT(std::string(docs.status().message()),
+              testing::MatchesRegex(
+                  "7:40: alias \\*a5 exceeds the YAML alias budget: aliases expand to more "
+                  "than 1000000 nodes"));
+  EXPECT_FALSE(CheckYamlBudget(text).ok());
+}
+
+struct BudgetCase {
+  const char* name;
+  std::string text;
+  YamlLimits limits;
+  const char* error;  // regex; nullptr: the document loads
+};
+
+std::string ManyAliases(int n) {
+  std::string out = "base: &b {x: 1}\nuses:\n";
+  for (int i = 0; i < n; ++i) out += "- *b\n";
+  return out;
+}
+
+std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(YamlBudgetTest, Table) {
+  YamlLimits few_aliases;
+  few_aliases.max_aliases = 3;
+  YamlLimits few_bytes;
+  few_bytes.max_alias_bytes = 10;
+  YamlLimits shallow;
+  shallow.max_depth = 3;
+  const BudgetCase cases[] = {
+      {"legitimate aliases load",
+       "defaults: &d {cpu: '1', memory: 1Gi}\na: *d\nb: *d\nc: [*d, *d]\n",
+       {},
+       nullptr},
+      {"aliases within the count", ManyAliases(3), few_aliases, nullptr},
+      {"one alias too many", ManyAliases(4), few_aliases,
+       "6:3: alias \\*b exceeds the YAML alias budget: more than 3 aliases"},
+      {"bytes through aliases", "s: &s 0123456789\nt: *s\nu: *s\n", few_bytes,
+       "3:4: alias \\*s exceeds the YAML alias budget: aliases expand to more than 10 bytes"},
+      {"depth through an alias", "a: &a [[1]]\nb: [*a]\n", shallow,
+       "2:5: alias \\*a nests the document deeper than 3 levels"},
+      {"depth without aliases", Nested(4) + " # *", shallow,
+       "1:4: document nests deeper than 3 levels"},
+      {"a node that contains its alias",
+       "a: &a [1, *a]\n",
+       {},
+       "1:11: alias \\*a refers to a node that contains it"},
+      {"anchors are per document", "a: &a 1\n---\nb: *a\n", {}, "3:4: .*"},
+      {"a star inside a string is no alias", "a: '*x'\nb: \"**\"\n", {}, nullptr},
+  };
+  for (const BudgetCase& c : cases) {
+    auto docs = ParseYamlDocuments(c.text, c.limits);
+    if (c.error == nullptr) {
+      EXPECT_TRUE(docs.ok()) << c.name << ": " << docs.status();
+      EXPECT_TRUE(CheckYamlBudget(c.text, c.limits).ok()) << c.name;
+    } else {
+      ASSERT_FALSE(docs.ok()) << c.name;
+      EXPECT_THAT(std::string(docs.status().message()), testing::MatchesRegex(c.error)) << c.name;
+    }
+  }
+}
+
+TEST(YamlBudgetTest, AliasesExpandInTheJson) {
+  EXPECT_EQ(ToJson("d: &d {cpu: 1}\na: *d\nl: [*d]\n"),
+            R"({"d":{"cpu":1},"a":{"cpu":1},"l":[{"cpu":1}]})");
+}
+
 }  // namespace
 }  // namespace gantry::api

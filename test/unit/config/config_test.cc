@@ -809,5 +809,26 @@ TEST(WriteConfig, QuotesStringsThatWouldNotReadBack) {
   EXPECT_THAT(yaml, HasSubstr("schedulerName: \"1e5\""));
 }
 
+// A configuration whose aliases expand past the YAML budget fails fast
+// with the file and the alias's position; ordinary aliases still work.
+TEST(ConfigErrors, YamlAliasBudget) {
+  std::string body = "laughs:\n  a0: &a0 lol\n";
+  for (int level = 1; level <= 9; ++level) {
+    body += "  a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 9; ++i) body += (i ? ", *a" : "*a") + std::to_string(level - 1);
+    body += "]\n";
+  }
+  auto c = Load(body);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(
+      std::string(c.status().message()),
+      ::testing::MatchesRegex("cfg\\.yaml:11:[0-9]+: alias \\*a6 exceeds the YAML alias budget.*"));
+
+  auto ok = Load(
+      "profiles:\n- schedulerName: a\n  plugins: &p {score: {disabled: [{name: '*'}]}}\n"
+      "- schedulerName: b\n  plugins: *p\n");
+  EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
 }  // namespace
 }  // namespace gantry::config

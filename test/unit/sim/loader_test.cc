@@ -357,6 +357,87 @@ TEST(LoaderErrorTest, FilePathInErrors) {
   EXPECT_THAT(std::string(st.message()), HasSubstr("Node b: metadata.labels.x: expected a string, got number"));
 }
 
+// A YAML snapshot whose aliases expand past the budget is rejected before
+// anything is expanded, with the file and the alias's line:column; a few
+// aliases in a real snapshot (shared labels) still load.
+TEST(LoaderErrorTest, YamlAliasBudget) {
+  std::string laughs =
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n    a0: &a0 lol\n";
+  for (int level = 1; level <= 9; ++level) {
+    laughs += "    a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 9; ++i) laughs += (i ? ", *a" : "*a") + std::to_string(level - 1);
+    laughs += "]\n";
+  }
+  TempDir dir;
+  dir.Write("laughs.yaml", laughs);
+  api::ObjectSet set;
+  LoadStats stats;
+  absl::Status st = LoadClusterPath((dir.path() / "laughs.yaml").string(), &set, &stats);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()),
+              StartsWith((dir.path() / "laughs.yaml").string() + ":13:14: alias *a6"));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("exceeds the YAML alias budget"));
+
+  api::ObjectSet ok_set;
+  LoadStats ok_stats;
+  ASSERT_TRUE(
+      LoadText(
+          "apiVersion: v1\nkind: List\nitems:\n"
+          "- {apiVersion: v1, kind: Node, metadata: {name: a, labels: &l {zone: z1, rack: r1}}}\n"
+          "- {apiVersion: v1, kind: Node, metadata: {name: b, labels: *l}}\n",
+          false, &ok_set, &ok_stats)
+          .ok());
+  ASSERT_EQ(ok_set.nodes.size(), 2u);
+  EXPECT_EQ(ok_set.nodes[1].meta.labels, ok_set.nodes[0].meta.labels);
+}
+
+// A snapshot holding a bound pod of a newer API level loads in every format:
+// values Gantry does not interpret are ignored, and a pod with a field it
+// cannot read is kept on its node with the requests that could be read.
+TEST(LoaderTolerantTest, BoundPodOfANewerApiLevelLoadsInEveryFormat) {
+  const std::string node =
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4"}}})";
+  const std::string newer =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"newer","namespace":"ml","uid":"u1"},)"
+      R"("spec":{"nodeName":"n1","containers":[{"name":"c","restartPolicy":"Always",)"
+      R"("restartPolicyRules":[{"action":"Restart"}],"resources":{"requests":{"cpu":"3"}}}]},)"
+      R"("status":{"phase":"Running"}})";
+  const std::string unreadable =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"odd","namespace":"ml","uid":"u2"},)"
+      R"("spec":{"nodeName":"n1","preemptionPolicy":"WhenIdle","containers":[{"name":"c",)"
+      R"("resources":{"requests":{"cpu":"500m"}}}]},"status":{"phase":"Running"}})";
+  std::vector<RawObject> objects;
+  for (const std::string& json : {node, newer, unreadable}) {
+    auto raw = MakeRawObject("test", json);
+    ASSERT_TRUE(raw.ok()) << raw.status();
+    objects.push_back(*raw);
+  }
+  TempDir dir;
+  for (const char* name : {"snap.yaml", "snap.json", "snap.pb"}) {
+    const std::string path = (dir.path() / name).string();
+    auto format = SnapshotFormatForPath(path);
+    ASSERT_TRUE(format.ok());
+    ASSERT_TRUE(WriteSnapshot(path, *format, gantry::snapshot::v1::Header(), objects).ok()) << name;
+    api::ObjectSet set;
+    LoadStats stats;
+    absl::Status st = LoadClusterPath(path, &set, &stats);
+    ASSERT_TRUE(st.ok()) << name << ": " << st;
+    ASSERT_EQ(set.pods.size(), 2u) << name;
+    const api::Pod* p = FindPod(set, "ml/newer");
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_FALSE(p->Undecodable()) << name;
+    EXPECT_EQ(p->node_name.view(), "n1") << name;
+    EXPECT_EQ(p->requests.Get(api::Symbol::Intern("cpu")), 3000) << name;
+    const api::Pod* odd = FindPod(set, "ml/odd");
+    ASSERT_NE(odd, nullptr) << name;
+    EXPECT_TRUE(odd->Undecodable()) << name;
+    EXPECT_EQ(odd->node_name.view(), "n1") << name;
+    EXPECT_EQ(odd->requests.Get(api::Symbol::Intern("cpu")), 500) << name;
+    EXPECT_EQ(stats.undecodable_pods, 1) << name;
+    EXPECT_THAT(stats.first_undecodable, HasSubstr("Pod ml/odd: spec.preemptionPolicy")) << name;
+  }
+}
+
 // --- Fuzz-style malformed input ------------------------------------------------
 
 // Loads `text` both ways; each load must return OK or a clean error that
