@@ -1,6 +1,7 @@
 // libFuzzer target for resource.Quantity parsing and arithmetic. A parsed
-// quantity's canonical form must parse back to an equal quantity with the
-// same canonical form.
+// quantity's canonical form must parse back to an equal quantity. The form
+// itself may change once (as upstream: "62.5Ki" prints as "64000", which
+// reads back as a decimal quantity, "64k"), and is stable from then on.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,7 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<Quantity> again = Quantity::Parse(text);
   if (!again.ok()) PropertyFailed("canonical form does not parse");
   if (again->Compare(*q) != 0) PropertyFailed("canonical form changes the value");
-  if (again->ToString() != text) PropertyFailed("canonical form is not stable");
+  const std::string text2 = again->ToString();
+  absl::StatusOr<Quantity> third = Quantity::Parse(text2);
+  if (!third.ok() || third->Compare(*q) != 0) PropertyFailed("second form changes the value");
+  if (third->ToString() != text2) PropertyFailed("canonical form is not stable");
   (void)q->Value();
   (void)q->MilliValue();
   (void)q->AsInt64();
