@@ -9,7 +9,7 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libabsl-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcurl4-openssl-dev libre2-dev libssl-dev libcpp-httplib-dev libsimdjson-dev
-  libcli11-dev clang libclang-rt-14-dev
+  libcli11-dev clang libclang-rt-14-dev clang-16 libclang-rt-16-dev
 )
 
 missing=()
