@@ -37,7 +37,14 @@ class BudgetHandler : public YAML::EventHandler {
 
   explicit BudgetHandler(const YamlLimits& limits) : limits_(limits) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp reports an endless run of empty documents, all at one place,
+    // for a flow indicator (',') where a node should start: a document must
+    // start past the previous one.
+    if (documents_++ > 0 && mark.pos <= last_document_pos_) {
+      throw BudgetExceeded{mark, "no YAML node can start here (a ',' outside a flow collection?)"};
+    }
+    last_document_pos_ = mark.pos;
     // Anchors are scoped to their document.
     anchors_.clear();
     names_.clear();
@@ -145,6 +152,8 @@ class BudgetHandler : public YAML::EventHandler {
   }
 
   const YamlLimits& limits_;
+  int64_t documents_ = 0;
+  int last_document_pos_ = -1;
   std::unordered_map<YAML::anchor_t, Size> anchors_;
   std::unordered_map<YAML::anchor_t, std::string> names_;
   std::string pending_name_;
@@ -401,11 +410,9 @@ absl::Status CheckYamlBudget(std::string_view text, const YamlLimits& limits) {
 
 absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view text,
                                                              const YamlLimits& limits) {
-  // Only an alias can expand a document past its own size; without a '*'
-  // there is none, and the conversion below bounds the depth.
-  if (text.find('*') != std::string_view::npos) {
-    if (absl::Status st = CheckYamlBudget(text, limits); !st.ok()) return st;
-  }
+  // Events first: the alias budget, and a stream yaml-cpp would never finish
+  // loading (CheckYamlBudget) are refused before anything is built.
+  if (absl::Status st = CheckYamlBudget(text, limits); !st.ok()) return st;
   std::vector<YamlDocument> docs;
   try {
     std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
