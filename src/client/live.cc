@@ -89,6 +89,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   if (!lease_client.ok()) return lease_client.status();
 
   // Discovery (retried: the API server may still be starting).
+  constexpr int kDeniedDiscoveryAttempts = 8;
   std::atomic<bool> discovery_stop{false};
   std::optional<Discovery> discovery;
   Backoff backoff(500, 10'000);
@@ -99,11 +100,13 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
       discovery = std::move(*d);
       break;
     }
+    // 401/403 right after an API server (re)start is RBAC or authentication
+    // not loaded yet: retried for the first attempts (about a minute) as any
+    // other failure, then reported, so a real misconfiguration still exits.
     const absl::StatusCode code = d.status().code();
-    if (code == absl::StatusCode::kUnauthenticated || code == absl::StatusCode::kPermissionDenied ||
-        attempt >= 30) {
-      return d.status();
-    }
+    const bool denied =
+        code == absl::StatusCode::kUnauthenticated || code == absl::StatusCode::kPermissionDenied;
+    if ((denied && attempt >= kDeniedDiscoveryAttempts) || attempt >= 30) return d.status();
     int64_t ms = backoff.NextMillis();
     spdlog::warn("discovery failed ({}), retrying in {} ms", Msg(d.status()), ms);
     SleepFor(ms, opts.stop);
