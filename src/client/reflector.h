@@ -19,11 +19,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "src/api/decode.h"
+#include "src/api/pod.h"
 #include "src/client/http.h"
 
 namespace gantry::client {
@@ -161,7 +163,15 @@ class Informer final : public ObjectSink {
     if (!d.ok()) {
       decode_errors_.fetch_add(1);
       LogBadObject(kind_, Msg(d.Finish(object)));
-      return;  // keep whatever we had for this key
+      if constexpr (std::is_same_v<T, api::Pod>) {
+        // A pending pod whose update cannot be read is not scheduled from its
+        // stale copy: it leaves the cache until a readable version arrives. A
+        // bound pod keeps its copy (it must keep counting on its node; bound
+        // pods of newer API levels decode tolerantly anyway).
+        auto it = items_.find(key);
+        if (it != items_.end() && !it->second->IsBound()) Remove(key);
+      }
+      return;  // otherwise keep whatever we had for this key
     }
     auto obj = std::make_shared<const T>(std::move(decoded));
     auto it = items_.find(key);

@@ -124,9 +124,11 @@ TEST(Reflector, ChunkedListWatchBadObjectsAndRelistOnGone) {
   EXPECT_GE(reflector.stats().bad_events.load(), 1);
   std::lock_guard<std::mutex> l(hmu);
   EXPECT_EQ(live, (std::set<std::string>{"p1"}));  // p3 dropped by the relist, p2 deleted
-  EXPECT_EQ(adds, 3);                              // p1, p2, p3
-  EXPECT_EQ(updates, 1);  // p1@12 (p1@13 was bad; relist sees p1@12 unchanged)
-  EXPECT_EQ(deletes, 2);  // p2 (watch), p3 (relist)
+  // p1, p2, p3, and p1 again from the relist: the pending p1's bad update
+  // (p1@13) dropped its stale copy.
+  EXPECT_EQ(adds, 4);
+  EXPECT_EQ(updates, 1);  // p1@12
+  EXPECT_EQ(deletes, 3);  // p2 (watch), p1 (undecodable update), p3 (relist)
   EXPECT_EQ(field_selectors.front(), "status.phase!=Succeeded,status.phase!=Failed");
 }
 
@@ -446,6 +448,42 @@ TEST(Discovery, ServedGroupVersionsAndResources) {
   EXPECT_TRUE(d->ServesResource("v1", "pods/binding"));
   EXPECT_EQ(Discovery::PathPrefix("v1"), "/api/v1");
   EXPECT_EQ(Discovery::PathPrefix("policy/v1"), "/apis/policy/v1");
+}
+
+// A pending pod whose update cannot be decoded is not kept as its stale copy
+// (it would be scheduled from it); a bound pod keeps counting on its node.
+TEST(Informer, UndecodableUpdateDropsAPendingPodButNotABoundOne) {
+  struct Case {
+    const char* name;
+    const char* node_name;  // of the readable first version
+    bool want_deleted;
+  };
+  const Case cases[] = {{"pending", "", true}, {"bound", "n1", false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> deleted;
+    Informer<api::Pod> informer("Pod", &api::DecodePod,
+                                {nullptr, nullptr, [&](auto p) { deleted.push_back(p->meta.name); }});
+    simdjson::dom::parser parser;
+    const std::string good = std::string(R"({"metadata":{"name":"p","namespace":"ns","uid":"u1","resourceVersion":"1"},)") +
+                             R"("spec":{"nodeName":")" + c.node_name +
+                             R"(","containers":[{"name":"c"}]}})";
+    // A value scheduling must read and cannot (a pending pod fails; a bound
+    // one decodes tolerantly and keeps its node).
+    const std::string bad = std::string(R"({"metadata":{"name":"p","namespace":"ns","uid":"u1","resourceVersion":"2"},)") +
+                            R"("spec":{"nodeName":")" + c.node_name +
+                            R"(","preemptionPolicy":"Sometimes","containers":[{"name":"c"}]}})";
+    api::JsonValue v;
+    ASSERT_EQ(parser.parse(good).get(v), simdjson::SUCCESS);
+    informer.Apply("ADDED", v);
+    ASSERT_EQ(informer.size(), 1u);
+    simdjson::dom::parser parser2;
+    ASSERT_EQ(parser2.parse(bad).get(v), simdjson::SUCCESS);
+    informer.Apply("MODIFIED", v);
+    EXPECT_EQ(informer.decode_errors(), c.want_deleted ? 1 : 0);
+    EXPECT_EQ(deleted.size(), c.want_deleted ? 1u : 0u);
+    EXPECT_EQ(informer.size(), c.want_deleted ? 0u : 1u);
+  }
 }
 
 }  // namespace
