@@ -214,6 +214,13 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
   if (!CheckedMul(&m, Wide(1) << (10 * binary_power))) {
     return absl::OutOfRangeError("quantity is too large: its value does not fit in 64 bits");
   }
+  // The binary scaling can end in decimal zeros again: fold them into the
+  // exponent before the range check, so a value is accepted exactly when its
+  // canonical form (which has no trailing zeros) is.
+  while (m != 0 && m % 10 == 0) {
+    m /= 10;
+    ++exponent;
+  }
   if (exponent > 18 + 20) {
     return absl::OutOfRangeError("quantity is too large: its value does not fit in 64 bits");
   }

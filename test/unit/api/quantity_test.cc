@@ -216,6 +216,11 @@ const ErrorCase kErrorCases[] = {
     {"1e1001", absl::StatusCode::kOutOfRange, nullptr},
     {"1e99999999999999999999", absl::StatusCode::kOutOfRange, nullptr},
     {"1e39", absl::StatusCode::kOutOfRange, nullptr},
+    // Binary scaling that ends in decimal zeros again: 5e38 x 2^60 is
+    // 576460752303423488e39, past the largest exponent, like its canonical form
+    // (found by quantity_fuzz: the value parsed, its canonical form did not).
+    {"500000000000000000000000000000000000000Ei", absl::StatusCode::kOutOfRange, nullptr},
+    {"576460752303423488e39", absl::StatusCode::kOutOfRange, nullptr},
 };
 
 class QuantityErrorTest : public testing::TestWithParam<ErrorCase> {};
