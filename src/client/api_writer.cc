@@ -72,22 +72,36 @@ nlohmann::json RequirementsJson(const std::vector<api::Requirement>& reqs) {
 
 nlohmann::json AllocationJson(const api::AllocationResult& a, int64_t now_micros);
 
+// The claim's UID and (with `with_resource_version`) resourceVersion as
+// metadata preconditions of a merge patch; resourceVersion makes the patch
+// conditional (a Conflict when the claim changed since it was read).
+void AddClaimPreconditions(const api::ResourceClaim& claim, bool with_resource_version,
+                           nlohmann::json* meta) {
+  if (!claim.meta.uid.empty()) (*meta)["uid"] = claim.meta.uid;
+  if (with_resource_version && !claim.meta.resource_version.empty()) {
+    (*meta)["resourceVersion"] = claim.meta.resource_version;
+  }
+}
+
+// A merge patch of the claim (`sub` "" or "status") with body `body`.
+HttpRequest ClaimMergePatch(const api::ResourceClaim& claim, std::string_view sub,
+                            std::string body) {
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = ClaimPath(claim, sub);
+  req.content_type = "application/merge-patch+json";
+  req.body = std::move(body);
+  return req;
+}
+
 // A merge patch of the claim's metadata.finalizers (UID precondition, and
 // resourceVersion when `with_resource_version`).
 HttpRequest FinalizersPatch(const api::ResourceClaim& claim,
                             const std::vector<std::string>& finalizers,
                             bool with_resource_version) {
   nlohmann::json meta = {{"finalizers", finalizers}};
-  if (!claim.meta.uid.empty()) meta["uid"] = claim.meta.uid;
-  if (with_resource_version && !claim.meta.resource_version.empty()) {
-    meta["resourceVersion"] = claim.meta.resource_version;
-  }
-  HttpRequest req;
-  req.method = "PATCH";
-  req.path = ClaimPath(claim, "");
-  req.content_type = "application/merge-patch+json";
-  req.body = nlohmann::json{{"metadata", meta}}.dump();
-  return req;
+  AddClaimPreconditions(claim, with_resource_version, &meta);
+  return ClaimMergePatch(claim, "", nlohmann::json{{"metadata", meta}}.dump());
 }
 
 absl::Status ClaimWriteResult(const absl::StatusOr<HttpResponse>& r, std::string_view what) {
@@ -185,11 +199,9 @@ std::string ApiClusterWriter::ClaimStatusPatch(
   nlohmann::json patch = {
       {"status",
        {{"allocation", AllocationJson(allocation, WallMicros())}, {"reservedFor", reserved}}}};
+  // reservedFor is replaced whole, so a version someone else changed must be a Conflict.
   nlohmann::json meta = nlohmann::json::object();
-  if (!claim.meta.uid.empty()) meta["uid"] = claim.meta.uid;
-  // resourceVersion makes the merge patch conditional: reservedFor is
-  // replaced whole, so a version someone else changed must be a Conflict.
-  if (!claim.meta.resource_version.empty()) meta["resourceVersion"] = claim.meta.resource_version;
+  AddClaimPreconditions(claim, /*with_resource_version=*/true, &meta);
   if (!meta.empty()) patch["metadata"] = std::move(meta);
   return patch.dump();
 }
@@ -299,12 +311,7 @@ absl::StatusOr<std::string> ApiClusterWriter::UpdateResourceClaimStatus(
   return ConditionalClaimWrite(
       claim, what,
       [&](const api::ResourceClaim& base) {
-        HttpRequest req;
-        req.method = "PATCH";
-        req.path = ClaimPath(base, "status");
-        req.content_type = "application/merge-patch+json";
-        req.body = ClaimStatusPatch(base, allocation, wanted);
-        return req;
+        return ClaimMergePatch(base, "status", ClaimStatusPatch(base, allocation, wanted));
       },
       [&](const api::ResourceClaim& fresh) -> absl::StatusOr<bool> {
         if (fresh.meta.deletion_micros.has_value() && allocating) {
@@ -348,16 +355,9 @@ absl::StatusOr<std::string> ApiClusterWriter::DeallocateResourceClaim(
         nlohmann::json patch = {
             {"status", {{"allocation", nullptr}, {"reservedFor", nullptr}, {"devices", nullptr}}}};
         nlohmann::json meta = nlohmann::json::object();
-        if (!base.meta.uid.empty()) meta["uid"] = base.meta.uid;
-        if (!base.meta.resource_version.empty())
-          meta["resourceVersion"] = base.meta.resource_version;
+        AddClaimPreconditions(base, /*with_resource_version=*/true, &meta);
         if (!meta.empty()) patch["metadata"] = std::move(meta);
-        HttpRequest req;
-        req.method = "PATCH";
-        req.path = ClaimPath(base, "status");
-        req.content_type = "application/merge-patch+json";
-        req.body = patch.dump();
-        return req;
+        return ClaimMergePatch(base, "status", patch.dump());
       },
       [&](const api::ResourceClaim& fresh) -> absl::StatusOr<bool> {
         if (!fresh.status.allocation.has_value()) return false;  // already deallocated

@@ -389,12 +389,13 @@ TEST(YamlBudgetTest, FlowIndicatorAtANodeStartIsAnErrorNotAHang) {
     std::string text;
     std::string want_error;  // "" = loads
     size_t want_docs;
+    bool any_outcome = false;  // only that it ends (yaml-cpp reads NULs as UTF-32)
   };
   const Case cases[] = {
       {"a bare comma", ",", "1:1: no YAML node can start here", 0},
       {"after a comment", "# c\n,", "2:1: no YAML node can start here", 0},
       {"after a document end marker", "...   , x", "no YAML node can start here", 0},
-      {"NUL bytes around a comma", std::string("\0\0\0,\0", 5), "", 0},
+      {"NUL bytes around a comma", std::string("\0\0\0,\0", 5), "", 0, true},
       {"documents separated by markers", "a: 1\n---\nb: 2\n---\n", "", 3},
       {"only markers", "---\n---\n---", "", 3},
       {"commas inside flow collections", "a: [1, 2]\nb: {c: 3, d: 4}\n", "", 1},
@@ -402,10 +403,7 @@ TEST(YamlBudgetTest, FlowIndicatorAtANodeStartIsAnErrorNotAHang) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     absl::StatusOr<std::vector<YamlDocument>> docs = ParseYamlDocuments(c.text);
-    if (c.name == std::string("NUL bytes around a comma")) {
-      // yaml-cpp reads such input as UTF-32: an error or not, it must end.
-      continue;
-    }
+    if (c.any_outcome) continue;  // returning at all is the check
     if (c.want_error.empty()) {
       ASSERT_TRUE(docs.ok()) << docs.status();
       EXPECT_EQ(docs->size(), c.want_docs);
