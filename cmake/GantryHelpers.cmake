@@ -31,6 +31,9 @@ function(gantry_add_test name)
   target_include_directories(${name} PRIVATE
     "${PROJECT_SOURCE_DIR}" "${PROJECT_SOURCE_DIR}/include" "${PROJECT_BINARY_DIR}")
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
+  if(TARGET gantry_tsan_absl)
+    target_link_libraries(${name} PRIVATE gantry_tsan_absl)
+  endif()
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/test")
   add_test(NAME ${name} COMMAND ${name} ${ARG_ARGS}
            WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
