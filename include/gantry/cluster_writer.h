@@ -118,6 +118,10 @@ class ClusterWriter {
     (void)condition;
     return absl::UnimplementedError("UpdatePodGroupCondition is not implemented by this cluster writer");
   }
+  // The PodGroup or CompositePodGroup "namespace/name" was deleted: drop what
+  // the writer remembers of it (condition transition times). A group created
+  // again under the name starts afresh. Default: nothing is remembered.
+  virtual void ForgetPodGroup(std::string_view key) { (void)key; }
 
   // ---- Dynamic Resource Allocation (resourceclaims, resourceclaims/status) --
   // The defaults return Unimplemented so that writers without DRA support

@@ -534,6 +534,11 @@ std::optional<HttpRequest> ApiClusterWriter::PodGroupConditionRequest(
   return req;
 }
 
+void ApiClusterWriter::ForgetPodGroup(std::string_view key) {
+  std::lock_guard<std::mutex> lock(group_mu_);
+  group_transitions_.erase(std::string(key));
+}
+
 absl::Status ApiClusterWriter::UpdatePodGroupCondition(
     const framework::PodGroupRef& group, const framework::PodGroupCondition& condition) {
   const int64_t now = WallMicros();
@@ -541,12 +546,18 @@ absl::Status ApiClusterWriter::UpdatePodGroupCondition(
   {
     // The transition time only moves when the status changes.
     std::lock_guard<std::mutex> lock(group_mu_);
-    if (group_transitions_.size() >= options_.group_transition_capacity) {
-      // Bounded: forget the transitions older than an hour, or all of them
-      // (a forgotten group's next condition gets a fresh transition time).
+    const std::string group_key = StrCat(group.namespace_, "/", group.name);
+    if (group_transitions_.size() >= options_.group_transition_capacity &&
+        !group_transitions_.contains(group_key)) {
+      // Bounded: forget the groups whose transitions are all older than an
+      // hour, or every group (a forgotten group's next condition gets a fresh
+      // transition time).
       const size_t before = group_transitions_.size();
       for (auto it = group_transitions_.begin(); it != group_transitions_.end();) {
-        if (it->second.second < now - 3'600'000'000LL) {
+        bool recent = false;
+        for (const auto& [type, t] : it->second)
+          recent = recent || t.since >= now - 3'600'000'000LL;
+        if (!recent) {
           group_transitions_.erase(it++);
         } else {
           ++it;
@@ -557,14 +568,13 @@ absl::Status ApiClusterWriter::UpdatePodGroupCondition(
       std::lock_guard<std::mutex> stats_lock(stats_mu_);
       stats_.group_transitions_pruned += static_cast<int64_t>(before - group_transitions_.size());
     }
-    auto& [status, since] =
-        group_transitions_[StrCat(group.api_group, "/", group.kind, " ", group.namespace_, "/",
-                                  group.name, " ", condition.type)];
-    if (status == condition.status) {
-      transition = since;
+    GroupTransition& t = group_transitions_[group_key][StrCat(group.api_group, "/", group.kind, " ",
+                                                              condition.type)];
+    if (t.status == condition.status) {
+      transition = t.since;
     } else {
-      status = condition.status;
-      since = now;
+      t.status = condition.status;
+      t.since = now;
     }
   }
   std::optional<HttpRequest> req = PodGroupConditionRequest(group, condition, transition);
@@ -669,9 +679,23 @@ ApiClusterWriter::~ApiClusterWriter() {
 }
 
 WriterStats ApiClusterWriter::Stats() const {
+  // The gauges are read before stats_mu_ is taken: code holding mu_ or
+  // group_mu_ takes stats_mu_ inside them.
+  int64_t patches_queued = 0;
+  int64_t transitions = 0;
+  {
+    std::lock_guard<std::mutex> tasks_lock(mu_);
+    patches_queued = static_cast<int64_t>(tasks_.size());
+  }
+  {
+    std::lock_guard<std::mutex> group_lock(group_mu_);
+    transitions = static_cast<int64_t>(group_transitions_.size());
+  }
   std::lock_guard<std::mutex> lock(stats_mu_);
   WriterStats out = stats_;
   out.events_queued = events_queued_.load();
+  out.status_patches_queued = patches_queued;
+  out.group_transitions = transitions;
   return out;
 }
 

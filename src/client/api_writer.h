@@ -87,6 +87,8 @@ struct WriterStats {
   int64_t events_dropped = 0;  // the queue was full
   int64_t event_failures = 0;  // the API server refused the event or was unreachable
   int64_t events_queued = 0;   // waiting now (a gauge, not a count)
+  int64_t status_patches_queued = 0;  // waiting now (a gauge)
+  int64_t group_transitions = 0;  // PodGroup condition transition times remembered now (a gauge)
   int64_t deletions = 0;
 };
 
@@ -123,6 +125,7 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   absl::Status DeleteResourceClaim(const api::ResourceClaim& claim) override;
   absl::Status UpdatePodExtendedResourceClaimStatus(
       const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) override;
+  void ForgetPodGroup(std::string_view key) override;
   absl::Status UpdatePodGroupCondition(const framework::PodGroupRef& group,
                                        const framework::PodGroupCondition& condition) override;
 
@@ -210,7 +213,7 @@ class ApiClusterWriter final : public framework::ClusterWriter {
   std::atomic<int64_t> claim_conflicts_{0};
   WriterOptions options_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;
   std::deque<std::function<void()>> tasks_;  // status patches
@@ -221,9 +224,16 @@ class ApiClusterWriter final : public framework::ClusterWriter {
 
   std::vector<std::unique_ptr<EventShard>> event_shards_;
   std::atomic<int64_t> events_queued_{0};  // over all shards, for the capacity check
-  // PodGroup "group/Kind ns/name type" -> (last status written, its transition time).
-  std::mutex group_mu_;
-  absl::flat_hash_map<std::string, std::pair<std::string, int64_t>> group_transitions_;
+  mutable std::mutex group_mu_;
+  // Per group "namespace/name": "apiGroup/Kind conditionType" -> (last status
+  // written, its transition time). Entries go when the group is deleted
+  // (ForgetPodGroup) or, past group_transition_capacity groups, by age.
+  struct GroupTransition {
+    std::string status;
+    int64_t since = 0;
+  };
+  absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, GroupTransition>>
+      group_transitions_;
 
   // A PodScheduled patch queued before the pod was bound is stale by the time
   // it runs (it would put PodScheduled=False on a bound pod): per pod UID, the

@@ -182,6 +182,30 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
         global_metrics.events.With({"dropped"}).Mirror(static_cast<double>(ws.events_dropped));
         global_metrics.events.With({"failed"}).Mirror(static_cast<double>(ws.event_failures));
         global_metrics.event_queue_length.Get().Set(static_cast<double>(ws.events_queued));
+        global_metrics.status_patch_queue_length.Get().Set(
+            static_cast<double>(ws.status_patches_queued));
+        global_metrics.gantry_cache_size.With({"group_transitions"})
+            .Set(static_cast<double>(ws.group_transitions));
+      });
+  // scheduler_cache_size{type}, gantry_cache_size{type}: what the caches hold.
+  const server::Registry::HookId cache_hook =
+      global_metrics.registry.AddCollectHook([&sched, &global_metrics] {
+        const state::ClusterState& cs = sched.cluster_state();
+        server::GaugeFamily& upstream = global_metrics.cache_size;
+        upstream.With({"nodes"}).Set(static_cast<double>(cs.NodeCount()));
+        upstream.With({"pods"}).Set(static_cast<double>(cs.PodCount()));
+        upstream.With({"assumed_pods"}).Set(static_cast<double>(cs.AssumedPodCount()));
+        const state::DraStats ds = sched.dra().Stats();
+        server::GaugeFamily& own = global_metrics.gantry_cache_size;
+        own.With({"resourceslices"}).Set(static_cast<double>(ds.slices));
+        own.With({"resourceclaims"}).Set(static_cast<double>(ds.claims));
+        own.With({"assumed_resourceclaims"}).Set(static_cast<double>(ds.assumed_claims));
+        own.With({"in_flight_allocations"}).Set(static_cast<double>(ds.in_flight));
+        own.With({"deviceclasses"}).Set(static_cast<double>(ds.classes));
+        own.With({"resourceclaimtemplates"}).Set(static_cast<double>(ds.claim_templates));
+        own.With({"podgroups"}).Set(static_cast<double>(cs.GroupCount()));
+        own.With({"foreign_group_members"})
+            .Set(static_cast<double>(sched.ForeignGroupMemberCount()));
       });
 
   // Housekeeping: readiness, backoff flushes, assumed-pod expiry, stop.
@@ -315,6 +339,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   housekeeping.join();
   global_metrics.registry.RemoveCollectHook(decode_hook);
   global_metrics.registry.RemoveCollectHook(events_hook);
+  global_metrics.registry.RemoveCollectHook(cache_hook);
   source.Stop();
   attachment.reset();
   {

@@ -260,6 +260,7 @@ void Scheduler::OnPodGroupDelete(std::string_view key) {
     dra_->RemovePodGroupClaims(key.substr(0, slash), key.substr(slash + 1));
   state_.RemoveGroup(key);
   group_status_.Forget(key);
+  writer_.ForgetPodGroup(key);
 }
 
 void Scheduler::OnCompositePodGroup(state::GroupInfo group) {
@@ -272,6 +273,7 @@ void Scheduler::OnCompositePodGroup(state::GroupInfo group) {
 void Scheduler::OnCompositePodGroupDelete(std::string_view key) {
   state_.RemoveCompositeGroup(key);
   group_status_.Forget(key);
+  writer_.ForgetPodGroup(key);
 }
 
 // ---- The loop -----------------------------------------------------------------
@@ -664,6 +666,11 @@ void Scheduler::BindingWorker() {
 void Scheduler::WaitForBindings() {
   std::unique_lock<std::mutex> lock(bind_mu_);
   bind_idle_cv_.wait(lock, [&] { return binds_in_flight_ == 0; });
+}
+
+size_t Scheduler::ForeignGroupMemberCount() {
+  std::lock_guard<std::mutex> lock(foreign_mu_);
+  return foreign_members_.size();
 }
 
 BindingPoolStats Scheduler::BindingStats() {

@@ -168,6 +168,9 @@ class Scheduler {
   // Waits until every binding started so far has finished.
   void WaitForBindings();
   BindingPoolStats BindingStats();
+  // Pending pods of other schedulers counted in groups this scheduler serves
+  // (thread-safe; for the cache-size metrics).
+  size_t ForeignGroupMemberCount();
 
   bool Serves(std::string_view scheduler_name) const;
   queue::SchedulingQueue& queue() { return *queue_; }

@@ -336,11 +336,11 @@ const FamilyBase* Registry::Find(std::string_view name) const {
 
 SchedulerMetrics::SchedulerMetrics(Registry& r)
     : registry(r),
-      schedule_attempts(r.AddCounter(
-          "scheduler_schedule_attempts_total",
-          "Scheduling attempts by outcome: scheduled, unschedulable (no node fits) or error (an internal "
-          "failure).",
-          {"result", "profile"})),
+      schedule_attempts(r.AddCounter("scheduler_schedule_attempts_total",
+                                     "Scheduling attempts by outcome: scheduled, unschedulable (no "
+                                     "node fits) or error (an internal "
+                                     "failure).",
+                                     {"result", "profile"})),
       scheduling_attempt_duration(r.AddHistogram(
           "scheduler_scheduling_attempt_duration_seconds",
           "Latency of one scheduling attempt in seconds (scheduling algorithm plus binding).",
@@ -349,15 +349,16 @@ SchedulerMetrics::SchedulerMetrics(Registry& r)
                               "Pods waiting in the scheduling queue, by queue: active, backoff, "
                               "unschedulable or gated.",
                               {"queue"})),
-      queue_incoming_pods(r.AddCounter("scheduler_queue_incoming_pods_total",
-                                       "Pods added to a scheduling queue, by queue and by the event that "
-                                       "moved them.",
-                                       {"queue", "event"})),
-      pod_scheduling_sli_duration(r.AddHistogram(
-          "scheduler_pod_scheduling_sli_duration_seconds",
-          "Seconds from a pod first entering the scheduling queue until it is scheduled, possibly over "
-          "several attempts; time spent gated is excluded.",
-          {"attempts"}, ExponentialBuckets(0.01, 2, 20))),
+      queue_incoming_pods(
+          r.AddCounter("scheduler_queue_incoming_pods_total",
+                       "Pods added to a scheduling queue, by queue and by the event that "
+                       "moved them.",
+                       {"queue", "event"})),
+      pod_scheduling_sli_duration(r.AddHistogram("scheduler_pod_scheduling_sli_duration_seconds",
+                                                 "Seconds from a pod first entering the scheduling "
+                                                 "queue until it is scheduled, possibly over "
+                                                 "several attempts; time spent gated is excluded.",
+                                                 {"attempts"}, ExponentialBuckets(0.01, 2, 20))),
       pod_scheduling_attempts(r.AddHistogram("scheduler_pod_scheduling_attempts",
                                              "Attempts a pod needed before it was scheduled.", {},
                                              ExponentialBuckets(1, 2, 5))),
@@ -374,33 +375,51 @@ SchedulerMetrics::SchedulerMetrics(Registry& r)
       preemption_victims(r.AddHistogram("scheduler_preemption_victims",
                                         "Pods chosen as victims by one successful preemption.", {},
                                         ExponentialBuckets(1, 2, 7))),
-      unschedulable_pods(r.AddGauge("scheduler_unschedulable_pods",
-                                    "Pending unschedulable pods, by a plugin that rejected them in their last "
-                                    "attempt and by profile (a pod rejected by several plugins counts once "
-                                    "for each).",
-                                    {"plugin", "profile"})),
+      unschedulable_pods(
+          r.AddGauge("scheduler_unschedulable_pods",
+                     "Pending unschedulable pods, by a plugin that rejected them in their last "
+                     "attempt and by profile (a pod rejected by several plugins counts once "
+                     "for each).",
+                     {"plugin", "profile"})),
       leader_election_master_status(r.AddGauge(
           "leader_election_master_status",
-          "1 while this instance holds the leader election lease named by `name`, else 0.", {"name"})),
+          "1 while this instance holds the leader election lease named by `name`, else 0.",
+          {"name"})),
       dra_allocation_duration(r.AddHistogram(
           "gantry_dra_allocation_duration_seconds",
           "Seconds spent allocating devices for the ResourceClaims of one pod on one node.", {},
           ExponentialBuckets(0.00001, 2, 20))),
       gang_placement_duration(r.AddHistogram("gantry_gang_placement_duration_seconds",
-                                             "Seconds spent finding a placement for one pod group.", {},
-                                             ExponentialBuckets(0.001, 2, 15))),
-      cel_evaluations(r.AddCounter("gantry_cel_evaluations_total",
-                                   "CEL expressions evaluated (device selectors and other programs).")),
-      decode_errors(r.AddCounter("gantry_decode_errors_total",
-                                 "API objects that could not be decoded, by kind; they are skipped.",
-                                 {"kind"})),
-      events(r.AddCounter("gantry_events_total",
-                          "Events the scheduler recorded, by what became of them: created, folded "
-                          "(into an existing event's series), dropped (the writer queue was full) or "
-                          "failed (the API server refused it or was unreachable).",
-                          {"result"})),
-      event_queue_length(r.AddGauge("gantry_event_queue_length",
-                                    "Events waiting for an event writer worker.")) {}
+                                             "Seconds spent finding a placement for one pod group.",
+                                             {}, ExponentialBuckets(0.001, 2, 15))),
+      cel_evaluations(
+          r.AddCounter("gantry_cel_evaluations_total",
+                       "CEL expressions evaluated (device selectors and other programs).")),
+      decode_errors(r.AddCounter(
+          "gantry_decode_errors_total",
+          "API objects that could not be decoded, by kind; they are skipped.", {"kind"})),
+      events(
+          r.AddCounter("gantry_events_total",
+                       "Events the scheduler recorded, by what became of them: created, folded "
+                       "(into an existing event's series), dropped (the writer queue was full) or "
+                       "failed (the API server refused it or was unreachable).",
+                       {"result"})),
+      event_queue_length(
+          r.AddGauge("gantry_event_queue_length", "Events waiting for an event writer worker.")),
+      status_patch_queue_length(r.AddGauge(
+          "gantry_status_patch_queue_length",
+          "Pod and PodGroup status patches (conditions, nominations) waiting to be sent.")),
+      cache_size(
+          r.AddGauge("scheduler_cache_size",
+                     "Objects in the scheduler's cache, by type: nodes, pods (bound or assumed) "
+                     "and assumed_pods (bound by this scheduler, not yet confirmed by the watch).",
+                     {"type"})),
+      gantry_cache_size(r.AddGauge(
+          "gantry_cache_size",
+          "Other objects and entries the scheduler keeps, by type: resourceslices, resourceclaims, "
+          "assumed_resourceclaims, in_flight_allocations, deviceclasses, resourceclaimtemplates, "
+          "podgroups, foreign_group_members, group_transitions.",
+          {"type"})) {}
 
 void SchedulerMetrics::ObserveExtensionPoint(std::string_view point, std::string_view status,
                                              std::string_view profile, double seconds) {

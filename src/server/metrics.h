@@ -220,6 +220,9 @@ struct SchedulerMetrics {
   CounterFamily& decode_errors;                  // {kind}
   CounterFamily& events;                         // {result}
   GaugeFamily& event_queue_length;               // {}
+  GaugeFamily& status_patch_queue_length;        // {}
+  GaugeFamily& cache_size;                       // scheduler_cache_size {type}
+  GaugeFamily& gantry_cache_size;                // {type}
 
   // Helpers for callers without label plumbing.
   void ObserveExtensionPoint(std::string_view point, std::string_view status, std::string_view profile,

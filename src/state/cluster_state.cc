@@ -452,6 +452,18 @@ size_t ClusterState::PodCount() const {
   return pods_.size();
 }
 
+size_t ClusterState::AssumedPodCount() const {
+  absl::ReaderMutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [uid, p] : pods_) n += p.assumed ? 1 : 0;
+  return n;
+}
+
+size_t ClusterState::GroupCount() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return groups_.size() + composites_.size();
+}
+
 void ClusterState::UpdateSnapshot(Snapshot* snapshot) {
   absl::MutexLock lock(&mu_);
   // Membership of the ordered lists changes only when a node appears or

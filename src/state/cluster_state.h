@@ -161,6 +161,10 @@ class ClusterState {
 
   size_t NodeCount() const;
   size_t PodCount() const;
+  // Pods assumed on a node (bound or binding) and not yet confirmed by the
+  // informer; PodGroups and CompositePodGroups known.
+  size_t AssumedPodCount() const;
+  size_t GroupCount() const;
 
  private:
   struct PodState {

@@ -962,6 +962,7 @@ DraStats DraState::Stats() const {
   st.claims = static_cast<int64_t>(impl_->claims.size());
   for (const auto& [k, c] : impl_->claims) st.allocated_claims += c->IsAllocated() ? 1 : 0;
   st.in_flight = static_cast<int64_t>(impl_->in_flight.size());
+  st.claim_templates = static_cast<int64_t>(impl_->templates.size());
   st.assumed_claims = static_cast<int64_t>(impl_->assumed.size());
   st.stale_claim_events = impl_->stale_claim_events;
   st.inventory_rebuilds = impl_->rebuilds;

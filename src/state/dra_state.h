@@ -280,7 +280,7 @@ struct PodGroupClaims {
 
 struct DraStats {
   int64_t slices = 0, pools = 0, devices = 0, classes = 0, claims = 0, allocated_claims = 0,
-          in_flight = 0, inventory_rebuilds = 0;
+          in_flight = 0, inventory_rebuilds = 0, claim_templates = 0;
   // Claims written by the scheduler and not yet seen back from the informer,
   // and informer claim events ignored because the stored claim was newer.
   int64_t assumed_claims = 0, stale_claim_events = 0;

@@ -306,6 +306,14 @@ def test_scheduling(cp, binary):
         assert c.wait("huge bound after a node was added", lambda: node_of(c, "huge"), timeout=60) == "node-big"
         log("huge bound after the cluster grew")
 
+        # The cache gauges: three nodes; every binding confirmed by the watch.
+        c.wait("scheduler_cache_size{type=nodes} = 3",
+               lambda: g.metric("scheduler_cache_size", type="nodes") == 3, timeout=30)
+        c.wait("no assumed pod left", lambda: g.metric("scheduler_cache_size", type="assumed_pods") == 0,
+               timeout=30)
+        assert (g.metric("scheduler_cache_size", type="pods") or 0) >= 6
+        assert g.metric("gantry_status_patch_queue_length") is not None
+
         m = g.metric("scheduler_schedule_attempts_total", result="scheduled", profile=SCHEDULER)
         assert m is not None and m >= 6, m
         assert (g.metric("scheduler_schedule_attempts_total", result="unschedulable", profile=SCHEDULER) or 0) >= 1
@@ -502,6 +510,14 @@ def test_dra(cp, binary):
         log(f"{waiter} bound with the released {got}")
         assert (g.metric("gantry_dra_allocation_duration_seconds_count") or 0) >= 3
         assert (g.metric("gantry_cel_evaluations_total") or 0) >= 2  # the class and the template's selectors
+        # The DRA cache gauges: the old claim is gone from the cache, two claims remain allocated and
+        # confirmed (none assumed, none in flight).
+        c.wait("gantry_cache_size{type=resourceclaims} = 2",
+               lambda: g.metric("gantry_cache_size", type="resourceclaims") == 2, timeout=30)
+        c.wait("no assumed claim left",
+               lambda: g.metric("gantry_cache_size", type="assumed_resourceclaims") == 0, timeout=30)
+        assert g.metric("gantry_cache_size", type="in_flight_allocations") == 0
+        assert (g.metric("gantry_cache_size", type="resourceslices") or 0) >= 1
 
     guarded([g], body, c)
     assert g.stop() == 0

@@ -629,6 +629,38 @@ TEST(ApiClusterWriter, PodGroupConditionRequests) {
   }
 }
 
+// Transition times are remembered per group while it exists: a deleted
+// group's entries go (ForgetPodGroup), so churning groups do not grow the map.
+TEST(ApiClusterWriter, PodGroupTransitionsAreForgottenWithTheGroup) {
+  FakeApi api;
+  ApiClusterWriter w(*api.client, *api.client, WriterOptions{"host1"});
+  const framework::PodGroupRef g{"scheduling.k8s.io", "PodGroup", "ml", "g", "uid-g", 1};
+  const framework::PodGroupRef h{"scheduling.k8s.io", "PodGroup", "ml", "h", "uid-h", 1};
+  const framework::PodGroupCondition waiting{"PodGroupInitiallyScheduled", "False", "Unschedulable",
+                                             "x"};
+  const framework::PodGroupCondition below{"gantry.dev/BoundBelowQuorum", "True", "BindingFailed",
+                                           "y"};
+  struct Step {
+    std::string what;
+    std::function<void()> apply;
+    int64_t groups;
+  };
+  const std::vector<Step> steps = {
+      {"g waits", [&] { ASSERT_TRUE(w.UpdatePodGroupCondition(g, waiting).ok()); }, 1},
+      {"g gets a second condition type",
+       [&] { ASSERT_TRUE(w.UpdatePodGroupCondition(g, below).ok()); }, 1},
+      {"h waits", [&] { ASSERT_TRUE(w.UpdatePodGroupCondition(h, waiting).ok()); }, 2},
+      {"g deleted", [&] { w.ForgetPodGroup("ml/g"); }, 1},
+      {"an unknown group deleted", [&] { w.ForgetPodGroup("ml/none"); }, 1},
+      {"h deleted", [&] { w.ForgetPodGroup("ml/h"); }, 0},
+  };
+  for (const Step& step : steps) {
+    step.apply();
+    EXPECT_EQ(w.Stats().group_transitions, step.groups) << step.what;
+  }
+  ASSERT_TRUE(w.Flush(5000));
+}
+
 TEST(ApiClusterWriter, TimeFormats) {
   EXPECT_EQ(ApiClusterWriter::FormatTime(1'700'000'000'123'456), "2023-11-14T22:13:20Z");
   EXPECT_EQ(ApiClusterWriter::FormatMicroTime(1'700'000'000'123'456),

@@ -1,7 +1,12 @@
 // Tests of ClusterState: assume/forget/expiry, confirmation by the event
 // source, incremental snapshots and priority resolution.
-#include "gtest/gtest.h"
 #include "src/state/cluster_state.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
 #include "test/testing/objects.h"
 
 namespace gantry::state {
@@ -50,6 +55,55 @@ TEST_F(ClusterStateTest, AssumeForgetAndConfirm) {
   clock_.Advance(60'000'000);
   EXPECT_TRUE(state_.CleanupExpiredAssumedPods().empty());
   EXPECT_EQ(Requested("a"), 500);
+}
+
+// The cache-size gauges (scheduler_cache_size) read these counts.
+TEST_F(ClusterStateTest, CountsFollowAssumeConfirmAndRemove) {
+  struct Step {
+    std::string what;
+    std::function<void()> apply;
+    size_t nodes, pods, assumed, groups;
+  };
+  auto group = [](std::string key, bool composite) {
+    GroupInfo g;
+    g.key = std::move(key);
+    g.composite = composite;
+    return g;
+  };
+  auto p = state_.MakePodInfo(std::make_shared<const api::Pod>(SimplePod("p", 500, 0)));
+  auto q = state_.MakePodInfo(std::make_shared<const api::Pod>(SimplePod("q", 500, 0)));
+  const std::vector<Step> steps = {
+      {"start", [] {}, 2, 0, 0, 0},
+      {"assume p", [&] { ASSERT_TRUE(state_.Assume(p, "a").ok()); }, 2, 1, 1, 0},
+      {"assume q", [&] { ASSERT_TRUE(state_.Assume(q, "b").ok()); }, 2, 2, 2, 0},
+      {"p bound and confirmed",
+       [&] {
+         state_.FinishBinding(p->uid());
+         state_.AddOrUpdateBoundPod(Bound(SimplePod("p", 500, 0), "a"));
+       },
+       2, 2, 1, 0},
+      {"forget q", [&] { ASSERT_TRUE(state_.Forget(q->uid()).ok()); }, 2, 1, 0, 0},
+      {"p deleted", [&] { state_.RemovePod(p->uid()); }, 2, 0, 0, 0},
+      {"a PodGroup and a CompositePodGroup",
+       [&] {
+         state_.SetGroup(group("default/g", false));
+         state_.SetCompositeGroup(group("default/cg", true));
+       },
+       2, 0, 0, 2},
+      {"the PodGroup deleted", [&] { state_.RemoveGroup("default/g"); }, 2, 0, 0, 1},
+      {"node c added",
+       [&] {
+         state_.AddOrUpdateNode(std::make_shared<const api::Node>(SimpleNode("c", 1000, 1 << 30)));
+       },
+       3, 0, 0, 1},
+  };
+  for (const Step& step : steps) {
+    step.apply();
+    EXPECT_EQ(state_.NodeCount(), step.nodes) << step.what;
+    EXPECT_EQ(state_.PodCount(), step.pods) << step.what;
+    EXPECT_EQ(state_.AssumedPodCount(), step.assumed) << step.what;
+    EXPECT_EQ(state_.GroupCount(), step.groups) << step.what;
+  }
 }
 
 TEST_F(ClusterStateTest, ExpiresUnconfirmedAssumedPods) {
