@@ -1,5 +1,6 @@
 # Thin entry points; the real build is CMake + Ninja (see README.md).
 BUILD_DIR ?= build
+CLANG_FORMAT ?= $(shell command -v clang-format-16 || command -v clang-format)
 BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
@@ -8,7 +9,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
 .PHONY: all deps configure build test unit-test fuzz-build fuzz-test fuzz sanitize-test sanitize-all asan-test tsan-test \
-	demo dev-cluster dev-cluster-down format clean
+	soak demo dev-cluster dev-cluster-down format clean
 
 all: build
 
@@ -26,12 +27,12 @@ build: configure
 # Every suite: unit, conformance and simulation (also under ASan + UBSan),
 # the threaded suites under TSan, bounded fuzz runs and end-to-end (real
 # control plane). See docs/reliability.md for what runs where.
-test: build fuzz-test sanitize-test
+test: build sanitize-test fuzz-test
 	@scripts/prepare-e2e.sh
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
-# Sanitizer builds, each in its own folder (scripts/sanitize.sh): the subset
-# `make test` runs, and every suite (outside CI, slower).
+# Sanitizer builds, each in its own folder (scripts/sanitize.sh): ASan +
+# UBSan (clang, -O0; also builds the fuzz targets CI runs) and TSan.
 ASAN_DIR ?= build-asan
 TSAN_DIR ?= build-tsan
 export ASAN_DIR TSAN_DIR JOBS
@@ -50,8 +51,9 @@ tsan-test: deps
 	scripts/sanitize.sh tsan all
 
 # libFuzzer targets (test/fuzz, clang, ASan + UBSan): fuzz-test runs each for
-# FUZZ_CI_SECONDS (part of `make test`), fuzz for FUZZ_SECONDS. Only the fuzz
-# targets are built in $(FUZZ_DIR).
+# FUZZ_CI_SECONDS (part of `make test`) from the -O0 ASan folder; fuzz runs
+# them for FUZZ_SECONDS from $(FUZZ_DIR), an -O1 build of only the fuzz
+# targets (several times the executions per second).
 FUZZ_DIR ?= build-fuzz
 FUZZ_CI_SECONDS ?= 10
 FUZZ_SECONDS ?= 600
@@ -63,11 +65,19 @@ fuzz-build: deps
 	fi
 	cmake --build $(FUZZ_DIR) --target gantry_fuzzers -j $(JOBS)
 
-fuzz-test: fuzz-build
-	FUZZ_SECONDS=$(FUZZ_CI_SECONDS) ctest --test-dir $(FUZZ_DIR) -L fuzz --output-on-failure
+fuzz-test: deps
+	FUZZ_SECONDS=$(FUZZ_CI_SECONDS) scripts/sanitize.sh asan fuzz
 
 fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) nice -n 19 scripts/fuzz.sh $(FUZZ_DIR)
+
+# Soak (not part of `make test`): two replicas under churn and faults against
+# the real control plane for SOAK_MINUTES; see docs/reliability.md.
+SOAK_MINUTES ?= 30
+soak: build
+	@GANTRY_REQUIRE_E2E=1 scripts/prepare-e2e.sh
+	python3 bench/soak/soak.py $(BUILD_DIR)/bin/gantry --minutes $(SOAK_MINUTES) \
+	  --report $(BUILD_DIR)/soak-report.json
 
 # Unit suites only (no control plane).
 unit-test: build
@@ -84,7 +94,7 @@ dev-cluster-down:
 	@test/e2e/controlplane.sh down
 
 format:
-	find src include plugins test bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	find src include plugins test bench -name '*.h' -o -name '*.cc' | xargs $(CLANG_FORMAT) -i
 
 clean:
 	rm -rf $(BUILD_DIR)

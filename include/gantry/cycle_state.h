@@ -58,7 +58,7 @@ class CycleState {
 
   void Write(const StateKey& key, std::unique_ptr<StateData> data) {
     Slot& slot = SlotFor(key.id());
-    slot.type = data != nullptr ? &typeid(*data) : nullptr;
+    slot.type = TypeOf(data.get());
     slot.data = std::move(data);
   }
   void Write(std::string_view key, std::unique_ptr<StateData> data) { Write(StateKey(key), std::move(data)); }
@@ -94,7 +94,7 @@ class CycleState {
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (slots_[i].data == nullptr) continue;
       copy->slots_[i].data = slots_[i].data->Clone();
-      copy->slots_[i].type = copy->slots_[i].data != nullptr ? &typeid(*copy->slots_[i].data) : nullptr;
+      copy->slots_[i].type = TypeOf(copy->slots_[i].data.get());
     }
     copy->skip_filter_plugins_ = skip_filter_plugins_;
     copy->skip_score_plugins_ = skip_score_plugins_;
@@ -116,6 +116,14 @@ class CycleState {
     std::unique_ptr<StateData> data;
     const std::type_info* type = nullptr;  // dynamic type of *data
   };
+
+  // Dynamic type of *data, or nullptr for no data. Taking the reference first
+  // keeps the pointer dereference out of the typeid operand.
+  static const std::type_info* TypeOf(const StateData* data) {
+    if (data == nullptr) return nullptr;
+    const StateData& ref = *data;
+    return &typeid(ref);
+  }
 
   Slot& SlotFor(uint32_t id) {
     if (id >= slots_.size()) slots_.resize(id + 1);

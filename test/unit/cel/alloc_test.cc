@@ -35,8 +35,8 @@ TEST(Allocation, TypicalSelectorsDoNotAllocate) {
   in.attributes = attrs;
   in.capacity = caps;
   const char* exprs[] = {
-      "device.attributes[\"gpu.example.com\"].model == \"H100\" && "
-      "device.capacity[\"gpu.example.com\"].memory.compareTo(quantity(\"40Gi\")) >= 0",
+      ("device.attributes[\"gpu.example.com\"].model == \"H100\" && "
+       "device.capacity[\"gpu.example.com\"].memory.compareTo(quantity(\"40Gi\")) >= 0"),
       "device.driver == 'gpu.example.com'",
       "device.attributes['gpu.example.com'].model in ['A100', 'H100']",
       "device.attributes['gpu.example.com'].driverVersion.isGreaterThan(semver('535.0.0'))",

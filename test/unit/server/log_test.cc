@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 
 class LogTest : public ::testing::Test {
  protected:
-  void Setup(LogFormat format, int v) {
+  void Configure(LogFormat format, int v) {
     sink_ = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
     LogOptions o;
     o.verbosity = v;
@@ -30,7 +30,7 @@ class LogTest : public ::testing::Test {
 };
 
 TEST_F(LogTest, TextHeaderIsKlogLike) {
-  Setup(LogFormat::kText, 0);
+  Configure(LogFormat::kText, 0);
   GANTRY_LOG_INFO("bound {} to {}", "default/p", "n1");
   GANTRY_LOG_WARNING("careful");
   spdlog::info("plain {}", 1);
@@ -43,7 +43,7 @@ TEST_F(LogTest, TextHeaderIsKlogLike) {
 }
 
 TEST_F(LogTest, VerbosityGates) {
-  Setup(LogFormat::kText, 2);
+  Configure(LogFormat::kText, 2);
   int evaluated = 0;
   auto count = [&] { return ++evaluated; };
   GANTRY_VLOG(2, "shown {}", count());
@@ -56,7 +56,7 @@ TEST_F(LogTest, VerbosityGates) {
 }
 
 TEST_F(LogTest, JsonLines) {
-  Setup(LogFormat::kJson, 4);
+  Configure(LogFormat::kJson, 4);
   GANTRY_VLOG(4, "quote \" and\nnewline");
   GANTRY_LOG_ERROR("boom");
   std::istringstream lines(out_.str());
