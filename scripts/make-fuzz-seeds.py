@@ -107,7 +107,7 @@ def main():
     objs = load_objects()
     per_kind = {}
     for t in ["object_fuzz", "watch_fuzz", "snapshot_fuzz", "yaml_fuzz", "selector_fuzz",
-              "status_fuzz", "quantity_fuzz", "kubeconfig_fuzz"]:
+              "status_fuzz", "quantity_fuzz", "kubeconfig_fuzz", "config_fuzz"]:
         clear(t)
 
     # object_fuzz: up to 3 distinct small objects per kind.
@@ -189,6 +189,15 @@ def main():
                      "args": ["--x"], "env": [{"name": "A", "value": "b"}],
                      "interactiveMode": "Never", "provideClusterInfo": True}}}],
         "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u", "namespace": "n"}}]}))
+
+    # config_fuzz: the repository's KubeSchedulerConfiguration files, as they are.
+    configs = sorted(glob.glob(os.path.join(ROOT, "test", "unit", "config", "testdata", "*.yaml")))
+    configs.append(os.path.join(ROOT, "deploy", "config.yaml"))
+    for path in configs:
+        with open(path, "rb") as f:
+            data = f.read()
+        if len(data) <= MAX_SEED:
+            write("config_fuzz", os.path.splitext(os.path.basename(path))[0], data)
 
 
 if __name__ == "__main__":
