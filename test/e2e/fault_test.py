@@ -727,6 +727,19 @@ def s_binding_denied(cp, binary):
                  and e["objectRef"].get("name") == victim and e.get("responseStatus", {}).get("code") != 201)
     s.fault(f"{denied} Binding(s) of {victim} denied")
     assert denied > 0, "the policy denied nothing: the scenario did not exercise the fault"
+    # While the victim's Binding was denied its gang stood at 3 of 4: the PodGroup said so (a
+    # Warning event and the condition) and, once the victim bound, the condition turned False.
+    group = victim.rsplit("-", 1)[0]
+    pg = c.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NS}/podgroups/{group}")
+    cond = next((x for x in (pg.get("status") or {}).get("conditions") or []
+                 if x.get("type") == "gantry.dev/BoundBelowQuorum"), None)
+    events = [e for e in c.get(f"/apis/events.k8s.io/v1/namespaces/{NS}/events")["items"]
+              if e.get("reason") == "BoundBelowQuorum" and e["regarding"].get("name") == group]
+    s.fault(f"PodGroup {group}: {len(events)} BoundBelowQuorum event(s), condition "
+            f"{cond and cond.get('status')}/{cond and cond.get('reason')}")
+    assert events, f"no BoundBelowQuorum event on PodGroup {group}"
+    assert cond and cond.get("status") == "False" and cond.get("reason") == "QuorumReached", \
+        f"PodGroup {group} condition after the gang completed: {cond}"
     return s
 
 
