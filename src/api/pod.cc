@@ -12,7 +12,9 @@ InclusionPolicy DecodeInclusionPolicy(Decoder& d, JsonValue v) {
   std::string_view s = d.String(v);
   if (s == "Honor") return InclusionPolicy::kHonor;
   if (s == "Ignore") return InclusionPolicy::kIgnore;
-  if (d.ok()) d.Fail(gantry::StrCat("Unsupported value: \"", s, "\": supported values: \"Honor\", \"Ignore\""));
+  if (d.ok())
+    d.Fail(
+        gantry::StrCat("Unsupported value: \"", s, "\": supported values: \"Honor\", \"Ignore\""));
   return InclusionPolicy::kHonor;
 }
 
@@ -119,7 +121,7 @@ TopologySpreadConstraint DecodeSpread(Decoder& d, JsonValue v) {
         c.when_unsatisfiable = UnsatisfiableAction::kScheduleAnyway;
       } else if (d.ok()) {
         d.Fail(gantry::StrCat("Unsupported value: \"", s,
-                            "\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""));
+                              "\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""));
       }
     } else if (key == "labelSelector") {
       if (!value.is_null()) c.label_selector = DecodeLabelSelector(d, value);
@@ -136,7 +138,8 @@ TopologySpreadConstraint DecodeSpread(Decoder& d, JsonValue v) {
   if (d.ok() && !has_skew) d.FailAt("maxSkew", "Required value");
   if (d.ok() && c.topology_key.empty()) d.FailAt("topologyKey", "Required value: can not be empty");
   if (d.ok() && c.min_domains && c.when_unsatisfiable != UnsatisfiableAction::kDoNotSchedule) {
-    d.FailAt("minDomains", "Invalid value: can only use minDomains if whenUnsatisfiable=DoNotSchedule");
+    d.FailAt("minDomains",
+             "Invalid value: can only use minDomains if whenUnsatisfiable=DoNotSchedule");
   }
   return c;
 }
@@ -271,7 +274,7 @@ void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
         pod->preemption_policy = PreemptionPolicy::kNever;
       } else if (!s.empty() && d.ok()) {
         d.Fail(gantry::StrCat("Unsupported value: \"", s,
-                            "\": supported values: \"Never\", \"PreemptLowerPriority\""));
+                              "\": supported values: \"Never\", \"PreemptLowerPriority\""));
       }
     } else if (key == "containers") {
       d.ForEachItem(value, kMaxContainers, [&](size_t, JsonValue item) {
@@ -325,7 +328,9 @@ void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
         });
         if (d.ok() && c.name.empty()) d.FailAt("name", "Required value");
         if (d.ok() && c.resource_claim_name.empty() == c.resource_claim_template_name.empty()) {
-          d.Fail("Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`");
+          d.Fail(
+              "Invalid value: must specify one of: `resourceClaimName`, "
+              "`resourceClaimTemplateName`");
         }
         pod->resource_claims.push_back(std::move(c));
       });
@@ -343,7 +348,8 @@ void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
         });
       });
     } else if (key == "terminationGracePeriodSeconds") {
-      if (!value.is_null()) pod->termination_grace_period_seconds = d.IntInRange(value, 0, INT64_MAX);
+      if (!value.is_null())
+        pod->termination_grace_period_seconds = d.IntInRange(value, 0, INT64_MAX);
     }
   });
   if (!d.ok()) return;
@@ -549,11 +555,16 @@ Pod SalvageBoundPod(JsonValue root, std::string error) {
 
 std::string_view PodPhaseName(PodPhase p) {
   switch (p) {
-    case PodPhase::kPending: return "Pending";
-    case PodPhase::kRunning: return "Running";
-    case PodPhase::kSucceeded: return "Succeeded";
-    case PodPhase::kFailed: return "Failed";
-    case PodPhase::kUnknown: return "Unknown";
+    case PodPhase::kPending:
+      return "Pending";
+    case PodPhase::kRunning:
+      return "Running";
+    case PodPhase::kSucceeded:
+      return "Succeeded";
+    case PodPhase::kFailed:
+      return "Failed";
+    case PodPhase::kUnknown:
+      return "Unknown";
   }
   return "Unknown";
 }

@@ -80,7 +80,7 @@ struct TopologySpreadConstraint {
 
 struct PodResourceClaim {
   Symbol name;
-  std::string resource_claim_name;           // exactly one of these two is set
+  std::string resource_claim_name;  // exactly one of these two is set
   std::string resource_claim_template_name;
 };
 
@@ -133,7 +133,7 @@ struct Pod {
   // Requests that DRA may serve, in container order (initContainers first)
   // and by resource name within a container; empty for most pods.
   std::vector<ContainerExtendedRequest> extended_requests;
-  Symbol pod_group_name;  // spec.schedulingGroup.podGroupName
+  Symbol pod_group_name;               // spec.schedulingGroup.podGroupName
   std::vector<std::string> pvc_names;  // persistentVolumeClaim volumes
   int64_t termination_grace_period_seconds = 30;
 

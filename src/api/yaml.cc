@@ -167,13 +167,27 @@ void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\b': out->append("\\b"); break;
-      case '\f': out->append("\\f"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\b':
+        out->append("\\b");
+        break;
+      case '\f':
+        out->append("\\f");
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -434,7 +448,8 @@ absl::StatusOr<std::vector<YamlDocument>> ParseYamlDocuments(std::string_view te
   return docs;
 }
 
-SourcePosition ResolveJsonPosition(std::string_view json_text, const std::vector<PathSegment>& path) {
+SourcePosition ResolveJsonPosition(std::string_view json_text,
+                                   const std::vector<PathSegment>& path) {
   if (json_text.find('*') != std::string_view::npos && !CheckYamlBudget(json_text).ok()) return {};
   try {
     YAML::Node root = YAML::Load(std::string(json_text));

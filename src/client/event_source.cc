@@ -14,8 +14,9 @@
 namespace gantry::client {
 
 template <typename T>
-void EventSource::Add(std::string name, std::string path, std::string field_selector, std::string kind,
-                      T (*decode)(api::Decoder&, api::JsonValue), typename Informer<T>::Handlers handlers) {
+void EventSource::Add(std::string name, std::string path, std::string field_selector,
+                      std::string kind, T (*decode)(api::Decoder&, api::JsonValue),
+                      typename Informer<T>::Handlers handlers) {
   // Wrap every handler with the shared mutex.
   typename Informer<T>::Handlers locked;
   if (handlers.add) {
@@ -25,7 +26,8 @@ void EventSource::Add(std::string name, std::string path, std::string field_sele
     };
   }
   if (handlers.update) {
-    locked.update = [this, h = handlers.update](typename Informer<T>::Ptr a, typename Informer<T>::Ptr b) {
+    locked.update = [this, h = handlers.update](typename Informer<T>::Ptr a,
+                                                typename Informer<T>::Ptr b) {
       std::lock_guard<std::mutex> lock(handler_mu_);
       h(std::move(a), std::move(b));
     };
@@ -51,7 +53,8 @@ void EventSource::Add(std::string name, std::string path, std::string field_sele
   entries_.push_back(std::move(e));
 }
 
-EventSource::EventSource(HttpClient& client, const Discovery& discovery, scheduler::Scheduler& sched)
+EventSource::EventSource(HttpClient& client, const Discovery& discovery,
+                         scheduler::Scheduler& sched)
     : client_(client), scheduler_(sched) {
   using PodPtr = std::shared_ptr<const api::Pod>;
   using NodePtr = std::shared_ptr<const api::Node>;
@@ -78,26 +81,35 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery, schedul
   entries_.back().decode_errors = [inner = entries_.back().decode_errors, undecodable] {
     return inner() + undecodable->load();
   };
-  Add<api::Node>("nodes", "/api/v1/nodes", "", "Node", &api::DecodeNode,
-                 {[this](NodePtr n) { scheduler_.OnNodeAdd(std::move(n)); },
-                  [this](NodePtr a, NodePtr b) { scheduler_.OnNodeUpdate(std::move(a), std::move(b)); },
-                  [this](NodePtr n) { scheduler_.OnNodeDelete(std::move(n)); }});
+  Add<api::Node>(
+      "nodes", "/api/v1/nodes", "", "Node", &api::DecodeNode,
+      {[this](NodePtr n) { scheduler_.OnNodeAdd(std::move(n)); },
+       [this](NodePtr a, NodePtr b) { scheduler_.OnNodeUpdate(std::move(a), std::move(b)); },
+       [this](NodePtr n) { scheduler_.OnNodeDelete(std::move(n)); }});
   using NsPtr = std::shared_ptr<const api::Namespace>;
-  auto ns_set = [this](NsPtr n) { scheduler_.OnNamespace(api::Symbol::Intern(n->meta.name), n->meta.labels); };
-  Add<api::Namespace>("namespaces", "/api/v1/namespaces", "", "Namespace", &api::DecodeNamespace,
-                      {ns_set, [ns_set](NsPtr, NsPtr n) { ns_set(std::move(n)); },
-                       [this](NsPtr n) { scheduler_.cluster_state().RemoveNamespace(api::Symbol::Intern(n->meta.name)); }});
+  auto ns_set = [this](NsPtr n) {
+    scheduler_.OnNamespace(api::Symbol::Intern(n->meta.name), n->meta.labels);
+  };
+  Add<api::Namespace>(
+      "namespaces", "/api/v1/namespaces", "", "Namespace", &api::DecodeNamespace,
+      {ns_set, [ns_set](NsPtr, NsPtr n) { ns_set(std::move(n)); },
+       [this](NsPtr n) {
+         scheduler_.cluster_state().RemoveNamespace(api::Symbol::Intern(n->meta.name));
+       }});
   if (discovery.ServesGroupVersion("scheduling.k8s.io/v1")) {
     using PcPtr = std::shared_ptr<const api::PriorityClass>;
     auto pc_set = [this](PcPtr pc) {
-      scheduler_.OnPriorityClass(api::Symbol::Intern(pc->meta.name),
-                                 state::PriorityClassInfo{pc->value, pc->global_default, pc->preemption_policy});
+      scheduler_.OnPriorityClass(
+          api::Symbol::Intern(pc->meta.name),
+          state::PriorityClassInfo{pc->value, pc->global_default, pc->preemption_policy});
     };
     Add<api::PriorityClass>(
         "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", "", "PriorityClass",
         &api::DecodePriorityClass,
         {pc_set, [pc_set](PcPtr, PcPtr pc) { pc_set(std::move(pc)); },
-         [this](PcPtr pc) { scheduler_.cluster_state().RemovePriorityClass(api::Symbol::Intern(pc->meta.name)); }});
+         [this](PcPtr pc) {
+           scheduler_.cluster_state().RemovePriorityClass(api::Symbol::Intern(pc->meta.name));
+         }});
   }
   if (discovery.ServesGroupVersion("policy/v1")) {
     using PdbPtr = std::shared_ptr<const api::PodDisruptionBudget>;
@@ -105,8 +117,12 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery, schedul
         "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", "", "PodDisruptionBudget",
         &api::DecodePodDisruptionBudget,
         {[this](PdbPtr p) { scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p)); },
-         [this](PdbPtr, PdbPtr p) { scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p)); },
-         [this](PdbPtr p) { scheduler_.cluster_state().RemovePodDisruptionBudget(p->meta.Key()); }});
+         [this](PdbPtr, PdbPtr p) {
+           scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p));
+         },
+         [this](PdbPtr p) {
+           scheduler_.cluster_state().RemovePodDisruptionBudget(p->meta.Key());
+         }});
   }
   // PodGroups: native scheduling.k8s.io/v1beta1 and scheduler-plugins
   // scheduling.x-k8s.io/v1alpha1, each only when served.
@@ -120,63 +136,69 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery, schedul
   }
   if (discovery.ServesResource("scheduling.k8s.io/v1alpha3", "compositepodgroups")) {
     using P = std::shared_ptr<const api::CompositePodGroup>;
-    Add<api::CompositePodGroup>("compositepodgroups", "/apis/scheduling.k8s.io/v1alpha3/compositepodgroups", "",
-                                "CompositePodGroup", &api::DecodeCompositePodGroup,
-                                {[this](P o) { scheduler_.OnCompositePodGroup(state::GroupInfoFrom(*o)); },
-                                 [this](P, P o) { scheduler_.OnCompositePodGroup(state::GroupInfoFrom(*o)); },
-                                 [this](P o) { scheduler_.OnCompositePodGroupDelete(o->meta.Key()); }});
+    Add<api::CompositePodGroup>(
+        "compositepodgroups", "/apis/scheduling.k8s.io/v1alpha3/compositepodgroups", "",
+        "CompositePodGroup", &api::DecodeCompositePodGroup,
+        {[this](P o) { scheduler_.OnCompositePodGroup(state::GroupInfoFrom(*o)); },
+         [this](P, P o) { scheduler_.OnCompositePodGroup(state::GroupInfoFrom(*o)); },
+         [this](P o) { scheduler_.OnCompositePodGroupDelete(o->meta.Key()); }});
   }
   if (discovery.ServesResource("scheduling.x-k8s.io/v1alpha1", "podgroups")) {
     using P = std::shared_ptr<const api::CoschedulingPodGroup>;
-    Add<api::CoschedulingPodGroup>("coschedulingpodgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "",
-                                   "PodGroup.scheduling.x-k8s.io", &api::DecodeCoschedulingPodGroup,
-                                   {[this](P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
-                                    [this](P, P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
-                                    [this](P o) { scheduler_.OnPodGroupDelete(o->meta.Key()); }});
+    Add<api::CoschedulingPodGroup>(
+        "coschedulingpodgroups", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", "",
+        "PodGroup.scheduling.x-k8s.io", &api::DecodeCoschedulingPodGroup,
+        {[this](P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
+         [this](P, P o) { scheduler_.OnPodGroup(state::GroupInfoFrom(*o)); },
+         [this](P o) { scheduler_.OnPodGroupDelete(o->meta.Key()); }});
   }
   // Dynamic Resource Allocation (resource.k8s.io/v1), each only when served.
   const std::string dra = "resource.k8s.io/v1";
   auto serves = [&](const char* r) { return discovery.ServesResource(dra, r); };
   if (serves("resourceslices")) {
     using P = std::shared_ptr<const api::ResourceSlice>;
-    Add<api::ResourceSlice>("resourceslices", "/apis/resource.k8s.io/v1/resourceslices", "", "ResourceSlice",
-                            &api::DecodeResourceSlice,
-                            {[this](P o) { scheduler_.OnResourceSlice(nullptr, std::move(o)); },
-                             [this](P a, P b) { scheduler_.OnResourceSlice(std::move(a), std::move(b)); },
-                             [this](P o) { scheduler_.OnResourceSliceDelete(std::move(o)); }});
+    Add<api::ResourceSlice>(
+        "resourceslices", "/apis/resource.k8s.io/v1/resourceslices", "", "ResourceSlice",
+        &api::DecodeResourceSlice,
+        {[this](P o) { scheduler_.OnResourceSlice(nullptr, std::move(o)); },
+         [this](P a, P b) { scheduler_.OnResourceSlice(std::move(a), std::move(b)); },
+         [this](P o) { scheduler_.OnResourceSliceDelete(std::move(o)); }});
   }
   if (serves("deviceclasses")) {
     using P = std::shared_ptr<const api::DeviceClass>;
-    Add<api::DeviceClass>("deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses", "", "DeviceClass",
-                          &api::DecodeDeviceClass,
-                          {[this](P o) { scheduler_.OnDeviceClass(nullptr, std::move(o)); },
-                           [this](P a, P b) { scheduler_.OnDeviceClass(std::move(a), std::move(b)); },
-                           [this](P o) { scheduler_.OnDeviceClassDelete(std::move(o)); }});
+    Add<api::DeviceClass>(
+        "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses", "", "DeviceClass",
+        &api::DecodeDeviceClass,
+        {[this](P o) { scheduler_.OnDeviceClass(nullptr, std::move(o)); },
+         [this](P a, P b) { scheduler_.OnDeviceClass(std::move(a), std::move(b)); },
+         [this](P o) { scheduler_.OnDeviceClassDelete(std::move(o)); }});
   }
   if (serves("resourceclaims")) {
     using P = std::shared_ptr<const api::ResourceClaim>;
-    Add<api::ResourceClaim>("resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims", "", "ResourceClaim",
-                            &api::DecodeResourceClaim,
-                            {[this](P o) { scheduler_.OnResourceClaim(nullptr, std::move(o)); },
-                             [this](P a, P b) { scheduler_.OnResourceClaim(std::move(a), std::move(b)); },
-                             [this](P o) { scheduler_.OnResourceClaimDelete(std::move(o)); }});
+    Add<api::ResourceClaim>(
+        "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims", "", "ResourceClaim",
+        &api::DecodeResourceClaim,
+        {[this](P o) { scheduler_.OnResourceClaim(nullptr, std::move(o)); },
+         [this](P a, P b) { scheduler_.OnResourceClaim(std::move(a), std::move(b)); },
+         [this](P o) { scheduler_.OnResourceClaimDelete(std::move(o)); }});
   }
   if (serves("resourceclaimtemplates")) {
     using P = std::shared_ptr<const api::ResourceClaimTemplate>;
     Add<api::ResourceClaimTemplate>(
-        "resourceclaimtemplates", "/apis/resource.k8s.io/v1/resourceclaimtemplates", "", "ResourceClaimTemplate",
-        &api::DecodeResourceClaimTemplate,
+        "resourceclaimtemplates", "/apis/resource.k8s.io/v1/resourceclaimtemplates", "",
+        "ResourceClaimTemplate", &api::DecodeResourceClaimTemplate,
         {[this](P o) { scheduler_.OnResourceClaimTemplate(std::move(o)); },
          [this](P, P b) { scheduler_.OnResourceClaimTemplate(std::move(b)); },
          [this](P o) { scheduler_.OnResourceClaimTemplateDelete(std::move(o)); }});
   }
   if (serves("devicetaintrules")) {
     using P = std::shared_ptr<const api::DeviceTaintRule>;
-    Add<api::DeviceTaintRule>("devicetaintrules", "/apis/resource.k8s.io/v1/devicetaintrules", "", "DeviceTaintRule",
-                              &api::DecodeDeviceTaintRule,
-                              {[this](P o) { scheduler_.OnDeviceTaintRule(nullptr, std::move(o)); },
-                               [this](P a, P b) { scheduler_.OnDeviceTaintRule(std::move(a), std::move(b)); },
-                               [this](P o) { scheduler_.OnDeviceTaintRuleDelete(std::move(o)); }});
+    Add<api::DeviceTaintRule>(
+        "devicetaintrules", "/apis/resource.k8s.io/v1/devicetaintrules", "", "DeviceTaintRule",
+        &api::DecodeDeviceTaintRule,
+        {[this](P o) { scheduler_.OnDeviceTaintRule(nullptr, std::move(o)); },
+         [this](P a, P b) { scheduler_.OnDeviceTaintRule(std::move(a), std::move(b)); },
+         [this](P o) { scheduler_.OnDeviceTaintRuleDelete(std::move(o)); }});
   }
 }
 
@@ -205,9 +227,11 @@ bool EventSource::HasSynced() const {
 }
 
 bool EventSource::WaitForSync(const std::atomic<bool>* stop, int64_t timeout_millis) const {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_millis);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_millis);
   while (!HasSynced()) {
-    if ((stop != nullptr && stop->load()) || std::chrono::steady_clock::now() >= deadline) return false;
+    if ((stop != nullptr && stop->load()) || std::chrono::steady_clock::now() >= deadline)
+      return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return true;

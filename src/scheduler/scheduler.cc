@@ -29,12 +29,14 @@ int64_t MonotonicMicros() {
 bool SameTaints(const std::vector<api::Taint>& a, const std::vector<api::Taint>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect) return false;
+    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect)
+      return false;
   }
   return true;
 }
 
-bool SameConditions(const std::vector<api::NodeCondition>& a, const std::vector<api::NodeCondition>& b) {
+bool SameConditions(const std::vector<api::NodeCondition>& a,
+                    const std::vector<api::NodeCondition>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].type != b[i].type || a[i].status != b[i].status) return false;
@@ -48,16 +50,19 @@ uint32_t NodeUpdateActions(const api::Node& old_node, const api::Node& new_node)
   uint32_t actions = 0;
   if (!(old_node.allocatable == new_node.allocatable)) actions |= framework::kUpdateNodeAllocatable;
   if (old_node.meta.labels != new_node.meta.labels) actions |= framework::kUpdateNodeLabel;
-  if (!SameTaints(old_node.taints, new_node.taints) || old_node.unschedulable != new_node.unschedulable) {
+  if (!SameTaints(old_node.taints, new_node.taints) ||
+      old_node.unschedulable != new_node.unschedulable) {
     actions |= framework::kUpdateNodeTaint;
   }
-  if (!SameConditions(old_node.conditions, new_node.conditions)) actions |= framework::kUpdateNodeCondition;
-  if (old_node.meta.annotations != new_node.meta.annotations) actions |= framework::kUpdateNodeAnnotation;
+  if (!SameConditions(old_node.conditions, new_node.conditions))
+    actions |= framework::kUpdateNodeCondition;
+  if (old_node.meta.annotations != new_node.meta.annotations)
+    actions |= framework::kUpdateNodeAnnotation;
   return actions;
 }
 
-Scheduler::Scheduler(state::ClusterState& state, framework::ClusterWriter& writer, const Clock& clock,
-                     SchedulerOptions options)
+Scheduler::Scheduler(state::ClusterState& state, framework::ClusterWriter& writer,
+                     const Clock& clock, SchedulerOptions options)
     : state_(state), writer_(writer), clock_(clock), options_(options) {
   algorithm_ = std::make_unique<framework::PodScheduler>(options_.percentage_of_nodes_to_score,
                                                          options_.seed);
@@ -160,7 +165,8 @@ void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
   queue_->Add(state_.MakePodInfo(std::move(pod)));
 }
 
-void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> pod) {
+void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod,
+                            std::shared_ptr<const api::Pod> pod) {
   if (pod->IsTerminal()) {
     OnPodDelete(pod);
     return;
@@ -212,11 +218,12 @@ void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
 
 void Scheduler::OnNodeAdd(std::shared_ptr<const api::Node> node) {
   state_.AddOrUpdateNode(node);
-  queue_->MoveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kNode, framework::kAdd, "NodeAdd"},
-                                        nullptr, node);
+  queue_->MoveAllToActiveOrBackoffQueue(
+      ClusterEvent{EventResource::kNode, framework::kAdd, "NodeAdd"}, nullptr, node);
 }
 
-void Scheduler::OnNodeUpdate(std::shared_ptr<const api::Node> old_node, std::shared_ptr<const api::Node> node) {
+void Scheduler::OnNodeUpdate(std::shared_ptr<const api::Node> old_node,
+                             std::shared_ptr<const api::Node> node) {
   uint32_t actions = old_node ? NodeUpdateActions(*old_node, *node) : framework::kUpdate;
   state_.AddOrUpdateNode(node);
   if (actions == 0) return;
@@ -226,14 +233,15 @@ void Scheduler::OnNodeUpdate(std::shared_ptr<const api::Node> old_node, std::sha
 
 void Scheduler::OnNodeDelete(std::shared_ptr<const api::Node> node) {
   state_.RemoveNode(node->meta.name);
-  queue_->MoveAllToActiveOrBackoffQueue(ClusterEvent{EventResource::kNode, framework::kDelete, "NodeDelete"},
-                                        node, nullptr);
+  queue_->MoveAllToActiveOrBackoffQueue(
+      ClusterEvent{EventResource::kNode, framework::kDelete, "NodeDelete"}, node, nullptr);
 }
 
 void Scheduler::OnNamespace(api::Symbol name, api::Labels labels) {
   state_.SetNamespace(name, std::move(labels));
   queue_->MoveAllToActiveOrBackoffQueue(
-      ClusterEvent{EventResource::kNamespace, framework::kAdd | framework::kUpdateOther, "NamespaceChange"},
+      ClusterEvent{EventResource::kNamespace, framework::kAdd | framework::kUpdateOther,
+                   "NamespaceChange"},
       nullptr, nullptr);
 }
 
@@ -250,7 +258,8 @@ void Scheduler::OnPodGroup(state::GroupInfo group) {
   }
   state_.SetGroup(std::move(group));
   queue_->MoveAllToActiveOrBackoffQueue(
-      ClusterEvent{EventResource::kPodGroup, framework::kAdd | framework::kUpdateOther, "PodGroupChange"},
+      ClusterEvent{EventResource::kPodGroup, framework::kAdd | framework::kUpdateOther,
+                   "PodGroupChange"},
       nullptr, nullptr);
 }
 
@@ -266,7 +275,8 @@ void Scheduler::OnPodGroupDelete(std::string_view key) {
 void Scheduler::OnCompositePodGroup(state::GroupInfo group) {
   state_.SetCompositeGroup(std::move(group));
   queue_->MoveAllToActiveOrBackoffQueue(
-      ClusterEvent{EventResource::kPodGroup, framework::kAdd | framework::kUpdateOther, "CompositePodGroupChange"},
+      ClusterEvent{EventResource::kPodGroup, framework::kAdd | framework::kUpdateOther,
+                   "CompositePodGroupChange"},
       nullptr, nullptr);
 }
 
@@ -311,12 +321,14 @@ bool Scheduler::ScheduleOne(bool blocking) {
     for (const std::string& c : pod.p().pvc_names) claims += (claims.empty() ? "" : ", ") + c;
     framework::FitError fit;
     fit.num_all_nodes = static_cast<int>(state_.NodeCount());
-    fit.diagnosis.pre_filter_msg = gantry::StrCat(
-        "pod has PersistentVolumeClaim volumes (", claims,
-        ") and volume binding is not supported by this build of Gantry (VolumeBinding is not built in)");
+    fit.diagnosis.pre_filter_msg =
+        gantry::StrCat("pod has PersistentVolumeClaim volumes (", claims,
+                       ") and volume binding is not supported by this build of Gantry "
+                       "(VolumeBinding is not built in)");
     fit.diagnosis.unschedulable_plugins.insert("VolumeBinding");
     HandleFailure(fw, std::move(qpi),
-                  Status(Code::kUnschedulableAndUnresolvable, fit.diagnosis.pre_filter_msg).WithPlugin("VolumeBinding"),
+                  Status(Code::kUnschedulableAndUnresolvable, fit.diagnosis.pre_filter_msg)
+                      .WithPlugin("VolumeBinding"),
                   &fit, "", MonotonicMicros() - start, cycle);
     return true;
   }
@@ -333,9 +345,8 @@ bool Scheduler::ScheduleOne(bool blocking) {
   Status st;
   {
     // Room nominated to preemptors of >= priority stays theirs (group_preemption.h).
-    NominatedRoom room(snapshot_, *queue_, pod.priority, [&](const framework::PodInfo& p) {
-      return p.uid() == uid;
-    });
+    NominatedRoom room(snapshot_, *queue_, pod.priority,
+                       [&](const framework::PodInfo& p) { return p.uid() == uid; });
     // A pod nominated by an earlier preemption tries that node first: it is
     // likely the only one that fits (upstream evaluateNominatedNode).
     bool on_nominated = false;
@@ -370,7 +381,8 @@ bool Scheduler::ScheduleOne(bool blocking) {
 
   const std::string& host = result.suggested_host;
   if (absl::Status as = state_.Assume(qpi.pod_info, host); !as.ok()) {
-    HandleFailure(fw, std::move(qpi), Status::FromAbsl(as), nullptr, "", MonotonicMicros() - start, cycle);
+    HandleFailure(fw, std::move(qpi), Status::FromAbsl(as), nullptr, "", MonotonicMicros() - start,
+                  cycle);
     return true;
   }
   Status rs = fw->RunReservePlugins(*cycle_state, pod, host);
@@ -381,7 +393,8 @@ bool Scheduler::ScheduleOne(bool blocking) {
     HandleFailure(fw, std::move(qpi), rs, nullptr, "", MonotonicMicros() - start, cycle);
     return true;
   }
-  StartBinding(BindTask{std::move(qpi), fw, std::move(cycle_state), host, MonotonicMicros() - start});
+  StartBinding(
+      BindTask{std::move(qpi), fw, std::move(cycle_state), host, MonotonicMicros() - start});
   return true;
 }
 
@@ -471,17 +484,23 @@ void Scheduler::FinishBound(BindTask& task) {
   state_.FinishBinding(uid);
   task.fw->RunPostBindPlugins(*task.state, pod, task.node);
   writer_.RecordEvent(framework::EventRecord{
-      "Pod", std::string(pod.p().meta.namespace_.view()), pod.p().meta.name, uid, "Normal", "Scheduled",
-      "Binding",
-      gantry::StrCat("Successfully assigned ", pod.p().meta.namespace_.view(), "/", pod.p().meta.name, " to ",
-                     task.node),
+      "Pod", std::string(pod.p().meta.namespace_.view()), pod.p().meta.name, uid, "Normal",
+      "Scheduled", "Binding",
+      gantry::StrCat("Successfully assigned ", pod.p().meta.namespace_.view(), "/",
+                     pod.p().meta.name, " to ", task.node),
       std::string(task.fw->SchedulerName())});
   queue_->Done(uid);
-  AttemptOutcome outcome{task.qpi.pod_info, std::string(task.fw->SchedulerName()), "scheduled", task.node, "",
-                         task.cycle_micros, ""};
+  AttemptOutcome outcome{task.qpi.pod_info,
+                         std::string(task.fw->SchedulerName()),
+                         "scheduled",
+                         task.node,
+                         "",
+                         task.cycle_micros,
+                         ""};
   outcome.attempts = task.qpi.attempts;
   if (task.qpi.initial_attempt_micros > 0) {
-    outcome.since_first_attempt_micros = std::max<int64_t>(0, clock_.NowMicros() - task.qpi.initial_attempt_micros);
+    outcome.since_first_attempt_micros =
+        std::max<int64_t>(0, clock_.NowMicros() - task.qpi.initial_attempt_micros);
   }
   Notify(outcome);
 }
@@ -602,9 +621,10 @@ void Scheduler::RunGangBindingCycle(GangBindTask task) {
   }
 }
 
-void Scheduler::HandleFailure(framework::Framework* fw, framework::QueuedPodInfo qpi, const Status& status,
-                              const framework::FitError* fit_error, const std::string& nominated_node,
-                              int64_t duration_micros, int64_t cycle) {
+void Scheduler::HandleFailure(framework::Framework* fw, framework::QueuedPodInfo qpi,
+                              const Status& status, const framework::FitError* fit_error,
+                              const std::string& nominated_node, int64_t duration_micros,
+                              int64_t cycle) {
   const framework::PodInfo& pod = *qpi.pod_info;
   const bool rejected = status.IsRejected();
   std::string message = fit_error != nullptr ? fit_error->Message() : status.Message();
@@ -623,14 +643,20 @@ void Scheduler::HandleFailure(framework::Framework* fw, framework::QueuedPodInfo
   writer_.RecordEvent(framework::EventRecord{
       "Pod", std::string(pod.p().meta.namespace_.view()), pod.p().meta.name, pod.uid(), "Warning",
       "FailedScheduling", "Scheduling", TruncateNote(message), std::string(fw->SchedulerName())});
-  framework::PodScheduledCondition cond{"False", rejected ? "Unschedulable" : "SchedulerError", message};
-  absl::Status ws = writer_.UpdatePodScheduledCondition(pod.p(), cond,
-                                                        nominated_node.empty() ? nullptr : &nominated_node);
+  framework::PodScheduledCondition cond{"False", rejected ? "Unschedulable" : "SchedulerError",
+                                        message};
+  absl::Status ws = writer_.UpdatePodScheduledCondition(
+      pod.p(), cond, nominated_node.empty() ? nullptr : &nominated_node);
   (void)ws;  // the writer logs and counts its own failures
   if (!nominated_node.empty()) queue_->AddNominatedPod(qpi.pod_info, nominated_node);
 
-  AttemptOutcome outcome{qpi.pod_info, std::string(fw->SchedulerName()), rejected ? "unschedulable" : "error",
-                         "", message, duration_micros, nominated_node};
+  AttemptOutcome outcome{qpi.pod_info,
+                         std::string(fw->SchedulerName()),
+                         rejected ? "unschedulable" : "error",
+                         "",
+                         message,
+                         duration_micros,
+                         nominated_node};
   outcome.fit_error = fit_error;
   const std::string uid = pod.uid();
   (void)queue_->AddUnschedulableIfNotPresent(std::move(qpi), cycle);

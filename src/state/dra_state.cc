@@ -25,7 +25,8 @@ bool SliceOnNode(const api::ResourceSlice& s, const api::Node& node) {
     case api::SliceNodeSelection::kAllNodes:
       return true;
     case api::SliceNodeSelection::kNodeSelector:
-      return s.spec.node_selector != nullptr && s.spec.node_selector->Matches(node.meta.labels, node.meta.name);
+      return s.spec.node_selector != nullptr &&
+             s.spec.node_selector->Matches(node.meta.labels, node.meta.name);
     case api::SliceNodeSelection::kPerDevice:
       return true;  // checked per device
   }
@@ -36,7 +37,8 @@ bool SliceOnNode(const api::ResourceSlice& s, const api::Node& node) {
 
 void DraInventory::SlicesForNode(const api::Node& node, std::vector<int32_t>* out) const {
   out->clear();
-  if (const DraNodeEntry* e = FindNode(node.meta.name)) out->insert(out->end(), e->slices.begin(), e->slices.end());
+  if (const DraNodeEntry* e = FindNode(node.meta.name))
+    out->insert(out->end(), e->slices.begin(), e->slices.end());
   bool added = false;
   for (int32_t s : other_slices) {
     if (SliceOnNode(*slices[s].slice, node)) {
@@ -68,7 +70,8 @@ std::shared_ptr<const api::NodeSelector> MakePinSelector(std::string_view node_n
 
 }  // namespace
 
-std::shared_ptr<const api::NodeSelector> DraInventory::NodePinSelector(std::string_view node_name) const {
+std::shared_ptr<const api::NodeSelector> DraInventory::NodePinSelector(
+    std::string_view node_name) const {
   if (const DraNodeEntry* e = FindNode(node_name)) return e->pin;
   return MakePinSelector(node_name);
 }
@@ -202,7 +205,9 @@ DraState::DraState() : impl_(std::make_unique<Impl>()) {}
 DraState::~DraState() = default;
 
 namespace {
-std::string NsKey(std::string_view ns, std::string_view name) { return gantry::StrCat(ns, "/", name); }
+std::string NsKey(std::string_view ns, std::string_view name) {
+  return gantry::StrCat(ns, "/", name);
+}
 }  // namespace
 
 void DraState::UpsertSlice(std::shared_ptr<const api::ResourceSlice> slice) {
@@ -431,14 +436,15 @@ void DraState::DeleteTemplate(std::string_view ns, std::string_view name) {
   impl_->templates.erase(NsKey(ns, name));
 }
 
-std::shared_ptr<const api::ResourceClaim> DraState::GetClaim(std::string_view ns, std::string_view name) const {
+std::shared_ptr<const api::ResourceClaim> DraState::GetClaim(std::string_view ns,
+                                                             std::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = impl_->claims.find(NsKey(ns, name));
   return it == impl_->claims.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<const api::ResourceClaimTemplate> DraState::GetTemplate(std::string_view ns,
-                                                                        std::string_view name) const {
+std::shared_ptr<const api::ResourceClaimTemplate> DraState::GetTemplate(
+    std::string_view ns, std::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = impl_->templates.find(NsKey(ns, name));
   return it == impl_->templates.end() ? nullptr : it->second;
@@ -592,8 +598,8 @@ void ValidatePool(DraPool& pool, const std::vector<DraSlice>& slices) {
         auto it = sets.find(cc.counter_set);
         if (it == sets.end()) {
           pool.invalid = true;
-          pool.invalid_reason = gantry::StrCat("device ", d.name.view(), " references unknown counter set ",
-                                               cc.counter_set.view());
+          pool.invalid_reason = gantry::StrCat(
+              "device ", d.name.view(), " references unknown counter set ", cc.counter_set.view());
           return;
         }
         for (const api::Counter& c : cc.counters) {
@@ -601,8 +607,9 @@ void ValidatePool(DraPool& pool, const std::vector<DraSlice>& slices) {
           for (const api::Counter& have : it->second->counters) found |= have.name == c.name;
           if (!found) {
             pool.invalid = true;
-            pool.invalid_reason = gantry::StrCat("device ", d.name.view(), " references unknown counter ",
-                                                 c.name.view(), " in counter set ", cc.counter_set.view());
+            pool.invalid_reason =
+                gantry::StrCat("device ", d.name.view(), " references unknown counter ",
+                               c.name.view(), " in counter set ", cc.counter_set.view());
             return;
           }
         }
@@ -665,7 +672,8 @@ void DraState::RebuildInventoryLocked() {
       ds.first_device = static_cast<int32_t>(inv->devices.size());
       ds.num_devices = static_cast<int32_t>((*sp)->spec.devices.size());
       const int32_t slice_index = static_cast<int32_t>(inv->slices.size());
-      for (const api::CounterSet& cs : (*sp)->spec.shared_counters) pool.counter_sets.push_back(&cs);
+      for (const api::CounterSet& cs : (*sp)->spec.shared_counters)
+        pool.counter_sets.push_back(&cs);
       for (const api::Device& d : (*sp)->spec.devices) {
         DraDevice dd;
         dd.device = &d;

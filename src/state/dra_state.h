@@ -111,8 +111,12 @@ class SelectorMemo {
   explicit SelectorMemo(size_t n) : n_(n), v_(new std::atomic<uint8_t>[n]) {
     for (size_t i = 0; i < n; ++i) v_[i].store(0, std::memory_order_relaxed);
   }
-  uint8_t Get(int32_t i) const { return v_[static_cast<size_t>(i)].load(std::memory_order_relaxed); }
-  void Set(int32_t i, uint8_t x) const { v_[static_cast<size_t>(i)].store(x, std::memory_order_relaxed); }
+  uint8_t Get(int32_t i) const {
+    return v_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
+  }
+  void Set(int32_t i, uint8_t x) const {
+    v_[static_cast<size_t>(i)].store(x, std::memory_order_relaxed);
+  }
   size_t size() const { return n_; }
 
  private:
@@ -219,7 +223,9 @@ struct DraAllocations {
   // Allocated devices not present in the inventory (kept for diagnostics).
   int64_t unknown_devices = 0;
 
-  bool InUse(int32_t i) const { return i >= 0 && static_cast<size_t>(i) < in_use.size() && in_use[i] > 0; }
+  bool InUse(int32_t i) const {
+    return i >= 0 && static_cast<size_t>(i) < in_use.size() && in_use[i] > 0;
+  }
   bool Shared(int32_t i) const { return !shared.empty() && shared.contains(i); }
   bool Held(int32_t i) const { return InUse(i) || Shared(i); }
   int64_t Consumed(int32_t device, api::Symbol capacity) const;
@@ -310,7 +316,8 @@ class DraState {
   void DeleteTaintRule(std::string_view name);
 
   // ---- Reads --------------------------------------------------------------
-  std::shared_ptr<const api::ResourceClaim> GetClaim(std::string_view ns, std::string_view name) const;
+  std::shared_ptr<const api::ResourceClaim> GetClaim(std::string_view ns,
+                                                     std::string_view name) const;
   std::shared_ptr<const api::ResourceClaimTemplate> GetTemplate(std::string_view ns,
                                                                 std::string_view name) const;
   std::shared_ptr<const api::DeviceClass> GetClass(std::string_view name) const;

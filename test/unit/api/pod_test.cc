@@ -275,12 +275,14 @@ TEST(PodDecodeTest, UnknownFieldsAreIgnored) {
 }
 
 TEST(PodDecodeTest, BoundAndTerminal) {
-  Pod bound = MustDecode(R"({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})");
+  Pod bound = MustDecode(
+      R"({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})");
   EXPECT_TRUE(bound.IsBound());
   EXPECT_EQ(bound.node_name.view(), "n1");
   EXPECT_EQ(bound.phase, PodPhase::kRunning);
   for (const char* phase : {"Succeeded", "Failed"}) {
-    Pod done = MustDecode(std::string(R"({"metadata": {"name": "p"}, "status": {"phase": ")") + phase + "\"}}");
+    Pod done = MustDecode(std::string(R"({"metadata": {"name": "p"}, "status": {"phase": ")") +
+                          phase + "\"}}");
     EXPECT_TRUE(done.IsTerminal()) << phase;
   }
   EXPECT_EQ(MustDecode(R"({"metadata": {"name": "p"}, "status": {"phase": "Unknown"}})").phase,
@@ -308,7 +310,8 @@ ResourceList RL(std::initializer_list<std::pair<std::string_view, int64_t>> kv) 
   return out;
 }
 
-ContainerResources C(std::initializer_list<std::pair<std::string_view, int64_t>> kv, bool sidecar = false) {
+ContainerResources C(std::initializer_list<std::pair<std::string_view, int64_t>> kv,
+                     bool sidecar = false) {
   return ContainerResources{RL(kv), sidecar, ""};
 }
 
@@ -323,28 +326,67 @@ struct RequestsCase {
 TEST(EffectiveRequestsTest, UpstreamFormula) {
   const RequestsCase cases[] = {
       {"no containers", {}, {}, {}, {}},
-      {"containers sum", {C({{"cpu", 100}, {"memory", 10}}), C({{"cpu", 200}})}, {}, {}, RL({{"cpu", 300}, {"memory", 10}})},
-      {"init smaller than containers", {C({{"cpu", 1000}})}, {C({{"cpu", 500}})}, {}, RL({{"cpu", 1000}})},
-      {"init larger than containers", {C({{"cpu", 1000}})}, {C({{"cpu", 3000}, {"memory", 5}})}, {},
+      {"containers sum",
+       {C({{"cpu", 100}, {"memory", 10}}), C({{"cpu", 200}})},
+       {},
+       {},
+       RL({{"cpu", 300}, {"memory", 10}})},
+      {"init smaller than containers",
+       {C({{"cpu", 1000}})},
+       {C({{"cpu", 500}})},
+       {},
+       RL({{"cpu", 1000}})},
+      {"init larger than containers",
+       {C({{"cpu", 1000}})},
+       {C({{"cpu", 3000}, {"memory", 5}})},
+       {},
        RL({{"cpu", 3000}, {"memory", 5}})},
-      {"max per resource, not per container", {C({{"cpu", 1000}, {"memory", 100}})},
-       {C({{"cpu", 3000}, {"memory", 1}})}, {}, RL({{"cpu", 3000}, {"memory", 100}})},
-      {"regular init containers take the max, not the sum", {C({{"cpu", 100}})},
-       {C({{"cpu", 2000}}), C({{"cpu", 2000}})}, {}, RL({{"cpu", 2000}})},
-      {"sidecar adds to containers", {C({{"cpu", 1000}})}, {C({{"cpu", 500}}, true)}, {}, RL({{"cpu", 1500}})},
+      {"max per resource, not per container",
+       {C({{"cpu", 1000}, {"memory", 100}})},
+       {C({{"cpu", 3000}, {"memory", 1}})},
+       {},
+       RL({{"cpu", 3000}, {"memory", 100}})},
+      {"regular init containers take the max, not the sum",
+       {C({{"cpu", 100}})},
+       {C({{"cpu", 2000}}), C({{"cpu", 2000}})},
+       {},
+       RL({{"cpu", 2000}})},
+      {"sidecar adds to containers",
+       {C({{"cpu", 1000}})},
+       {C({{"cpu", 500}}, true)},
+       {},
+       RL({{"cpu", 1500}})},
       // KEP-753 example: init1 1, sidecar 2, init2 5, container 1:
       // init2 runs next to the sidecar (5+2=7) > containers+sidecar (3).
-      {"init after sidecar counts the sidecar", {C({{"cpu", 1000}})},
-       {C({{"cpu", 1000}}), C({{"cpu", 2000}}, true), C({{"cpu", 5000}})}, {}, RL({{"cpu", 7000}})},
-      {"init before sidecar does not count it", {C({{"cpu", 1000}})},
-       {C({{"cpu", 5000}}), C({{"cpu", 2000}}, true)}, {}, RL({{"cpu", 5000}})},
-      {"sidecars accumulate", {C({{"cpu", 100}})},
-       {C({{"cpu", 1000}}, true), C({{"cpu", 1000}}, true), C({{"cpu", 500}})}, {}, RL({{"cpu", 2500}})},
-      {"sidecar footprint includes earlier sidecars", {},
-       {C({{"memory", 10}}, true), C({{"memory", 20}}, true)}, {}, RL({{"memory", 30}})},
-      {"overhead added on top", {C({{"cpu", 1000}})}, {C({{"cpu", 2000}})}, RL({{"cpu", 250}, {"memory", 64}}),
+      {"init after sidecar counts the sidecar",
+       {C({{"cpu", 1000}})},
+       {C({{"cpu", 1000}}), C({{"cpu", 2000}}, true), C({{"cpu", 5000}})},
+       {},
+       RL({{"cpu", 7000}})},
+      {"init before sidecar does not count it",
+       {C({{"cpu", 1000}})},
+       {C({{"cpu", 5000}}), C({{"cpu", 2000}}, true)},
+       {},
+       RL({{"cpu", 5000}})},
+      {"sidecars accumulate",
+       {C({{"cpu", 100}})},
+       {C({{"cpu", 1000}}, true), C({{"cpu", 1000}}, true), C({{"cpu", 500}})},
+       {},
+       RL({{"cpu", 2500}})},
+      {"sidecar footprint includes earlier sidecars",
+       {},
+       {C({{"memory", 10}}, true), C({{"memory", 20}}, true)},
+       {},
+       RL({{"memory", 30}})},
+      {"overhead added on top",
+       {C({{"cpu", 1000}})},
+       {C({{"cpu", 2000}})},
+       RL({{"cpu", 250}, {"memory", 64}}),
        RL({{"cpu", 2250}, {"memory", 64}})},
-      {"extended resources", {C({{"nvidia.com/gpu", 2}}), C({{"nvidia.com/gpu", 1}})}, {C({{"nvidia.com/gpu", 4}})}, {},
+      {"extended resources",
+       {C({{"nvidia.com/gpu", 2}}), C({{"nvidia.com/gpu", 1}})},
+       {C({{"nvidia.com/gpu", 4}})},
+       {},
        RL({{"nvidia.com/gpu", 4}})},
   };
   for (const RequestsCase& c : cases) {
@@ -366,7 +408,8 @@ TEST(EffectiveRequestsTest, ThroughDecode) {
   };
   const Case cases[] = {
       {"limits default missing requests",
-       R"({"containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}]})", 2000, 1LL << 30},
+       R"({"containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}]})",
+       2000, 1LL << 30},
       {"explicit request beats limit",
        R"({"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2", "memory": "1Gi"}}}]})",
        1000, 1LL << 30},
@@ -390,15 +433,18 @@ TEST(EffectiveRequestsTest, ThroughDecode) {
            "containers": [{"name": "c", "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}]})",
        3000, 2LL << 30},
       {"cpu rounds up to millicores",
-       R"({"containers": [{"name": "c", "resources": {"requests": {"cpu": "100u", "memory": "1.5"}}}]})", 1, 2},
+       R"({"containers": [{"name": "c", "resources": {"requests": {"cpu": "100u", "memory": "1.5"}}}]})",
+       1, 2},
   };
   for (const Case& c : cases) {
     Pod pod = MustDecode(std::string(R"({"metadata": {"name": "p"}, "spec": )") + c.spec + "}");
     EXPECT_EQ(pod.requests.Get(rn.cpu), c.cpu) << c.name;
     EXPECT_EQ(pod.requests.Get(rn.memory), c.memory) << c.name;
   }
-  EXPECT_TRUE(MustDecode(R"({"metadata": {"name": "p"}, "spec": {"resources": {"requests": {"cpu": "1"}}}})")
-                  .has_pod_level_resources);
+  EXPECT_TRUE(
+      MustDecode(
+          R"({"metadata": {"name": "p"}, "spec": {"resources": {"requests": {"cpu": "1"}}}})")
+          .has_pod_level_resources);
 }
 
 // Extended resources backed by DRA: the per-container requests DynamicResources
@@ -619,10 +665,11 @@ TEST(PodDecodeTest, ErrorsNameObjectAndFieldPath) {
       {R"(!{"metadata": "p"})", "Pod: metadata: expected an object, got string"},
   };
   for (const ErrorCase& c : cases) {
-    std::string text = c.spec_or_pod[0] == '!'
-                           ? std::string(c.spec_or_pod + 1)
-                           : std::string(R"({"metadata": {"name": "p", "namespace": "ml"}, "spec": )") +
-                                 c.spec_or_pod + "}";
+    std::string text =
+        c.spec_or_pod[0] == '!'
+            ? std::string(c.spec_or_pod + 1)
+            : std::string(R"({"metadata": {"name": "p", "namespace": "ml"}, "spec": )") +
+                  c.spec_or_pod + "}";
     auto pod = Decode(text);
     ASSERT_FALSE(pod.ok()) << text;
     EXPECT_EQ(pod.status().code(), absl::StatusCode::kInvalidArgument);

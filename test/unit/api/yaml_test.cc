@@ -172,11 +172,8 @@ TEST(YamlTest, SyntaxErrorsHaveLineAndColumn) {
     const char* prefix;  // "line:col:"
   };
   const Case cases[] = {
-      {"a: [1, 2\n", "2:1:"},
-      {"a: 1\n b: 2\n", "2:3:"},
-      {"a: {b: 1\nc: 2\n", nullptr},
-      {"a: *missing\n", nullptr},
-      {"\t- tab\n", nullptr},
+      {"a: [1, 2\n", "2:1:"},     {"a: 1\n b: 2\n", "2:3:"}, {"a: {b: 1\nc: 2\n", nullptr},
+      {"a: *missing\n", nullptr}, {"\t- tab\n", nullptr},
   };
   for (const Case& c : cases) {
     auto docs = ParseYamlDocuments(c.yaml);
@@ -207,19 +204,19 @@ TEST(YamlTest, DeepNestingIsAnErrorNotACrash) {
 
 TEST(YamlTest, ResolvePositions) {
   const char* yaml =
-      "apiVersion: v1\n"                    // 1
-      "kind: Pod\n"                         // 2
-      "metadata:\n"                         // 3
-      "  name: web\n"                       // 4
-      "spec:\n"                             // 5
-      "  containers:\n"                     // 6
-      "  - name: a\n"                       // 7
-      "    image: nginx\n"                  // 8
-      "  - name: b\n"                       // 9
-      "    resources:\n"                    // 10
-      "      requests: {cpu: lots}\n"       // 11
-      "  nodeSelector:\n"                   // 12
-      "    \"example.com/rack\": r1\n";     // 13
+      "apiVersion: v1\n"                 // 1
+      "kind: Pod\n"                      // 2
+      "metadata:\n"                      // 3
+      "  name: web\n"                    // 4
+      "spec:\n"                          // 5
+      "  containers:\n"                  // 6
+      "  - name: a\n"                    // 7
+      "    image: nginx\n"               // 8
+      "  - name: b\n"                    // 9
+      "    resources:\n"                 // 10
+      "      requests: {cpu: lots}\n"    // 11
+      "  nodeSelector:\n"                // 12
+      "    \"example.com/rack\": r1\n";  // 13
   auto docs = ParseYamlDocuments(yaml);
   ASSERT_TRUE(docs.ok());
   const YamlDocument& doc = (*docs)[0];
@@ -237,7 +234,8 @@ TEST(YamlTest, ResolvePositions) {
          std::string("requests"), std::string("cpu")},
        11, 23},
       {P{std::string("spec"), std::string("containers"), size_t{0}}, 7, 5},
-      {P{std::string("spec"), std::string("nodeSelector"), std::string("example.com/rack")}, 13, 25},
+      {P{std::string("spec"), std::string("nodeSelector"), std::string("example.com/rack")}, 13,
+       25},
       // Unknown tails resolve to the value of the deepest field that exists.
       {P{std::string("spec"), std::string("containers"), size_t{7}, std::string("name")}, 7, 3},
       {P{std::string("metadata"), std::string("labels"), std::string("x")}, 4, 3},
@@ -284,9 +282,11 @@ TEST(YamlTest, OffsetToPosition) {
 TEST(YamlTest, FieldPathFormatting) {
   using P = std::vector<PathSegment>;
   EXPECT_EQ(FormatFieldPath(P{}), "");
-  EXPECT_EQ(FormatFieldPath(P{std::string("spec"), std::string("containers"), size_t{2}, std::string("image")}),
+  EXPECT_EQ(FormatFieldPath(
+                P{std::string("spec"), std::string("containers"), size_t{2}, std::string("image")}),
             "spec.containers[2].image");
-  EXPECT_EQ(FormatFieldPath(P{std::string("metadata"), std::string("labels"), std::string("app.kubernetes.io/name")}),
+  EXPECT_EQ(FormatFieldPath(P{std::string("metadata"), std::string("labels"),
+                              std::string("app.kubernetes.io/name")}),
             "metadata.labels[\"app.kubernetes.io/name\"]");
   EXPECT_EQ(FormatFieldPath(P{size_t{0}, std::string("kind")}), "[0].kind");
   EXPECT_EQ(FormatFieldPath(P{std::string("a"), std::string("9lives")}), "a[\"9lives\"]");

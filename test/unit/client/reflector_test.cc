@@ -462,17 +462,21 @@ TEST(Informer, UndecodableUpdateDropsAPendingPodButNotABoundOne) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::vector<std::string> deleted;
-    Informer<api::Pod> informer("Pod", &api::DecodePod,
-                                {nullptr, nullptr, [&](auto p) { deleted.push_back(p->meta.name); }});
+    Informer<api::Pod> informer("Pod", &api::DecodePod, {nullptr, nullptr, [&](auto p) {
+                                                           deleted.push_back(p->meta.name);
+                                                         }});
     simdjson::dom::parser parser;
-    const std::string good = std::string(R"({"metadata":{"name":"p","namespace":"ns","uid":"u1","resourceVersion":"1"},)") +
-                             R"("spec":{"nodeName":")" + c.node_name +
-                             R"(","containers":[{"name":"c"}]}})";
+    const std::string good =
+        std::string(
+            R"({"metadata":{"name":"p","namespace":"ns","uid":"u1","resourceVersion":"1"},)") +
+        R"("spec":{"nodeName":")" + c.node_name + R"(","containers":[{"name":"c"}]}})";
     // A value scheduling must read and cannot (a pending pod fails; a bound
     // one decodes tolerantly and keeps its node).
-    const std::string bad = std::string(R"({"metadata":{"name":"p","namespace":"ns","uid":"u1","resourceVersion":"2"},)") +
-                            R"("spec":{"nodeName":")" + c.node_name +
-                            R"(","preemptionPolicy":"Sometimes","containers":[{"name":"c"}]}})";
+    const std::string bad =
+        std::string(
+            R"({"metadata":{"name":"p","namespace":"ns","uid":"u1","resourceVersion":"2"},)") +
+        R"("spec":{"nodeName":")" + c.node_name +
+        R"(","preemptionPolicy":"Sometimes","containers":[{"name":"c"}]}})";
     api::JsonValue v;
     ASSERT_EQ(parser.parse(good).get(v), simdjson::SUCCESS);
     informer.Apply("ADDED", v);
