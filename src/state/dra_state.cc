@@ -340,14 +340,21 @@ namespace {
 // opaque to clients but etcd-backed servers issue increasing integers, which
 // the assume cache compares as upstream's does; a version that is not an
 // integer (or is empty, as in snapshots) orders nothing.
+bool ParseVersion(std::string_view v, uint64_t* out) {
+  const char* end = v.data() + v.size();
+  auto [ptr, ec] = std::from_chars(v.data(), end, *out);
+  return !v.empty() && ec == std::errc() && ptr == end;
+}
+
 bool OlderVersion(std::string_view a, std::string_view b) {
-  auto parse = [](std::string_view v, uint64_t* out) {
-    const char* end = v.data() + v.size();
-    auto [ptr, ec] = std::from_chars(v.data(), end, *out);
-    return !v.empty() && ec == std::errc() && ptr == end;
-  };
   uint64_t va = 0, vb = 0;
-  return parse(a, &va) && parse(b, &vb) && va < vb;
+  return ParseVersion(a, &va) && ParseVersion(b, &vb) && va < vb;
+}
+
+// True when both versions are integers and `a` is not older than `b`.
+bool SameOrNewerVersion(std::string_view a, std::string_view b) {
+  uint64_t va = 0, vb = 0;
+  return ParseVersion(a, &va) && ParseVersion(b, &vb) && va >= vb;
 }
 
 }  // namespace
@@ -374,6 +381,18 @@ void DraState::AssumeClaim(std::shared_ptr<const api::ResourceClaim> claim) {
   Impl& m = *impl_;
   const std::string key = NsKey(claim->meta.namespace_.view(), claim->meta.name);
   auto it = m.claims.find(key);
+  if (it != m.claims.end() && it->second->meta.uid == claim->meta.uid &&
+      SameOrNewerVersion(it->second->meta.resource_version, claim->meta.resource_version)) {
+    // The informer delivered this write (or a newer version) before the
+    // writer's caller got here: the stored claim is at least as new as what
+    // we wrote, so there is nothing to assume and nothing to replace; the
+    // in-flight entry goes as it would on a store.
+    if (auto fl = m.in_flight.find(claim->meta.uid); fl != m.in_flight.end()) {
+      ApplyAllocationLocked(fl->second.allocation, -1);
+      m.in_flight.erase(fl);
+    }
+    return;
+  }
   if (!m.assumed.contains(key)) {
     m.assumed[key] = it != m.claims.end() ? it->second : nullptr;
   }

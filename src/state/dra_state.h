@@ -393,7 +393,9 @@ class DraState {
   // and drop the in-flight entry in one step. `claim` carries the
   // resourceVersion the write's answer gave, so informer events older than
   // the write are ignored until the informer delivers that version or a newer
-  // one (then the claim is no longer assumed).
+  // one (then the claim is no longer assumed). When the informer has already
+  // delivered that version or a newer one, the stored claim stays and
+  // nothing is assumed.
   void AssumeClaim(std::shared_ptr<const api::ResourceClaim> claim);
   bool IsClaimAssumed(std::string_view ns, std::string_view name) const;
   // Drops an assumed claim for the informer's newest version of it (a claim

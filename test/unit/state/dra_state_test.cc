@@ -294,6 +294,20 @@ TEST(DraStateAssumeCache, LateEventsDoNotFreeAssumedDevices) {
          d.UpsertClaim(ClaimAt("a", "12", {x}));
        },
        {true, false, 1}},
+      {"the informer delivers the write before it is assumed",
+       [&](DraState& d) {
+         d.UpsertClaim(ClaimAt("a", "10", {}));
+         d.UpsertClaim(ClaimAt("a", "12", {x}));  // the status write's event
+         d.AssumeClaim(ClaimAt("a", "12", {x}));  // the writer's answer
+       },
+       {true, false, 0}},
+      {"the informer is past the write before it is assumed",
+       [&](DraState& d) {
+         d.AddInFlight("uid-a", *ClaimWith("a", {x})->status.allocation);
+         d.UpsertClaim(ClaimAt("a", "13", {}));   // a relist: deallocated by someone else
+         d.AssumeClaim(ClaimAt("a", "12", {x}));  // the answer to our write at 12
+       },
+       {false, false, 0}},
       {"a newer version from someone else wins (deallocated)",
        [&](DraState& d) {
          d.AssumeClaim(ClaimAt("a", "12", {x}));
