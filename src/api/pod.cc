@@ -340,12 +340,26 @@ void DecodeSpec(Decoder& d, JsonValue v, Pod* pod) {
       });
     } else if (key == "volumes") {
       d.ForEachItem(value, [&](size_t, JsonValue item) {
+        std::string volume_name;
+        bool ephemeral = false;
         d.ForEachField(item, [&](std::string_view k, JsonValue val) {
-          if (k != "persistentVolumeClaim") return;
-          d.ForEachField(val, [&](std::string_view f, JsonValue fv) {
-            if (f == "claimName") pod->pvc_names.emplace_back(d.String(fv));
-          });
+          if (k == "name") {
+            volume_name = std::string(d.String(val));
+          } else if (k == "ephemeral") {
+            ephemeral = !val.is_null();
+          } else if (k == "persistentVolumeClaim") {
+            d.ForEachField(val, [&](std::string_view f, JsonValue fv) {
+              if (f == "claimName") pod->pvc_names.emplace_back(d.String(fv));
+            });
+          }
         });
+        if (d.ok() && ephemeral) {
+          if (volume_name.empty()) {
+            d.FailAt("name", "Required value");
+          } else {
+            pod->ephemeral_volume_names.push_back(std::move(volume_name));
+          }
+        }
       });
     } else if (key == "terminationGracePeriodSeconds") {
       if (!value.is_null())

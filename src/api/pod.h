@@ -135,6 +135,9 @@ struct Pod {
   std::vector<ContainerExtendedRequest> extended_requests;
   Symbol pod_group_name;               // spec.schedulingGroup.podGroupName
   std::vector<std::string> pvc_names;  // persistentVolumeClaim volumes
+  // Generic ephemeral volumes (volumes[].ephemeral) by volume name; the
+  // PersistentVolumeClaim of each is EphemeralClaimName(volume).
+  std::vector<std::string> ephemeral_volume_names;
   int64_t termination_grace_period_seconds = 30;
 
   // status
@@ -163,6 +166,13 @@ struct Pod {
   // claim for its extended resources backed by DRA.
   bool UsesClaims() const {
     return !resource_claims.empty() || !extended_resource_claim_name.empty();
+  }
+  // The PersistentVolumeClaims the pod's volumes name: persistentVolumeClaim
+  // volumes, then the claim "<pod>-<volume>" of each generic ephemeral volume.
+  std::vector<std::string> VolumeClaimNames() const {
+    std::vector<std::string> out = pvc_names;
+    for (const std::string& v : ephemeral_volume_names) out.push_back(meta.name + "-" + v);
+    return out;
   }
 };
 

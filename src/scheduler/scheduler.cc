@@ -314,11 +314,13 @@ bool Scheduler::ScheduleOne(bool blocking) {
     return true;
   }
 
-  if (!pod.p().pvc_names.empty()) {
+  if (!pod.p().pvc_names.empty() || !pod.p().ephemeral_volume_names.empty()) {
     // Without the volume plugins Gantry cannot tell whether the claims are
-    // bound or where their volumes live, so such a pod is never bound blindly.
+    // bound or where their volumes live, so such a pod (a generic ephemeral
+    // volume is a claim too) is never bound blindly.
     std::string claims;
-    for (const std::string& c : pod.p().pvc_names) claims += (claims.empty() ? "" : ", ") + c;
+    for (const std::string& c : pod.p().VolumeClaimNames())
+      claims += (claims.empty() ? "" : ", ") + c;
     framework::FitError fit;
     fit.num_all_nodes = static_cast<int>(state_.NodeCount());
     fit.diagnosis.pre_filter_msg =

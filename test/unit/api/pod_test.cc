@@ -64,7 +64,8 @@ constexpr const char* kRealisticPod = R"json({
     ],
     "volumes": [
       {"name": "data", "persistentVolumeClaim": {"claimName": "dataset"}},
-      {"name": "scratch", "emptyDir": {}}
+      {"name": "scratch", "emptyDir": {}},
+      {"ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}, "name": "cache"}
     ],
     "affinity": {
       "nodeAffinity": {
@@ -166,6 +167,9 @@ TEST(PodDecodeTest, RealisticPod) {
   EXPECT_EQ(pod.resource_claims[0].resource_claim_template_name, "eight-gpus");
   EXPECT_EQ(pod.resource_claims[1].resource_claim_name, "shared-nic");
   EXPECT_EQ(pod.pvc_names, std::vector<std::string>{"dataset"});
+  EXPECT_EQ(pod.ephemeral_volume_names, std::vector<std::string>{"cache"});
+  EXPECT_EQ(pod.VolumeClaimNames(),
+            (std::vector<std::string>{"dataset", pod.meta.name + "-cache"}));
 
   // Images of init and regular containers.
   EXPECT_EQ(pod.images.size(), 4u);
@@ -645,6 +649,8 @@ TEST(PodDecodeTest, ErrorsNameObjectAndFieldPath) {
        "inclusive"},
       {R"({"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": ["x"]}}]})",
        "Pod ml/p: spec.volumes[0].persistentVolumeClaim.claimName: expected a string, got array"},
+      {R"({"volumes": [{"name": "a", "emptyDir": {}}, {"ephemeral": {"volumeClaimTemplate": {}}}]})",
+       "Pod ml/p: spec.volumes[1].name: Required value"},
       {R"("spec")", "Pod ml/p: spec: expected an object, got string"},
       // Whole-pod cases.
       {R"(!{"metadata": {"name": "p", "namespace": "ml"}, "status": {"startTime": "noon"}})",

@@ -153,6 +153,22 @@ TEST_F(SchedulerTest, PodsWithVolumeClaimsAreNeverBoundBlindly) {
             "supported by this build of Gantry (VolumeBinding is not built in).");
 }
 
+// A generic ephemeral volume is a PersistentVolumeClaim that
+// kube-controller-manager creates as "<pod>-<volume>": the same rule holds.
+TEST_F(SchedulerTest, PodsWithGenericEphemeralVolumesAreNeverBoundBlindly) {
+  AddNode("a", 1000);
+  api::Pod pod = SimplePod("train", 100, 0);
+  pod.ephemeral_volume_names = {"scratch"};
+  sched_.OnPodAdd(std::make_shared<const api::Pod>(pod));
+  Drain();
+  EXPECT_TRUE(writer_.bindings.empty());
+  ASSERT_FALSE(writer_.events.empty());
+  EXPECT_EQ(writer_.events.back().note,
+            "0/1 nodes are available: pod has PersistentVolumeClaim volumes (train-scratch) and "
+            "volume binding is not supported by this build of Gantry (VolumeBinding is not built "
+            "in).");
+}
+
 // ---- Binding workers (live mode) ------------------------------------------------------
 
 // A writer whose BindPod calls wait at a gate (so bindings overlap), fail
