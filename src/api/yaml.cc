@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "gantry/util/strings.h"
+#include "simdjson.h"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
@@ -306,6 +307,16 @@ void AppendPlainScalar(std::string* out, const std::string& s) {
   AppendJsonString(out, s);
 }
 
+// JSON text is UTF-8, and so is every string the decoders hand on: a scalar
+// that is not valid UTF-8 (Latin-1 bytes, a lone surrogate read from UTF-16
+// input) is an error at the scalar's position.
+absl::Status CheckUtf8(const YAML::Node& node, const std::string& s) {
+  if (simdjson::validate_utf8(s.data(), s.size())) return absl::OkStatus();
+  const YAML::Mark m = node.Mark();
+  return absl::InvalidArgumentError(
+      gantry::StrCat(m.line + 1, ":", m.column + 1, ": text is not valid UTF-8"));
+}
+
 absl::Status AppendNode(std::string* out, const YAML::Node& node, int depth, int max_depth) {
   if (depth > max_depth) {
     const YAML::Mark m = node.Mark();
@@ -318,6 +329,7 @@ absl::Status AppendNode(std::string* out, const YAML::Node& node, int depth, int
       out->append("null");
       return absl::OkStatus();
     case YAML::NodeType::Scalar:
+      if (auto st = CheckUtf8(node, node.Scalar()); !st.ok()) return st;
       if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
         AppendJsonString(out, node.Scalar());
       } else {
@@ -344,6 +356,7 @@ absl::Status AppendNode(std::string* out, const YAML::Node& node, int depth, int
           return absl::InvalidArgumentError(
               gantry::StrCat(m.line + 1, ":", m.column + 1, ": map keys must be scalars"));
         }
+        if (auto st = CheckUtf8(kv.first, kv.first.Scalar()); !st.ok()) return st;
         if (!first) out->push_back(',');
         first = false;
         AppendJsonString(out, kv.first.Scalar());

@@ -187,6 +187,33 @@ TEST(YamlTest, SyntaxErrorsHaveLineAndColumn) {
   }
 }
 
+// JSON is UTF-8: a scalar (value or key) that is not valid UTF-8 is an
+// error at its position, never JSON text the decoders would then reject.
+TEST(YamlTest, TextThatIsNotUtf8IsAnErrorWithItsPosition) {
+  struct Case {
+    std::string yaml;
+    const char* want;  // the whole message; nullptr: the input is accepted
+  };
+  const Case cases[] = {
+      {"a: caf\xc3\xa9\n", nullptr},   // UTF-8 bytes
+      {"a: \"caf\\xe9\"\n", nullptr},  // a YAML escape in a double-quoted scalar
+      {"a: b\nname: caf\xe9\n", "2:7: text is not valid UTF-8"},   // a Latin-1 byte
+      {"caf\xe9: x\n", "1:1: text is not valid UTF-8"},            // in a key
+      {"- ok\n- \xed\xa0\x80\n", "2:3: text is not valid UTF-8"},  // an encoded surrogate
+      {"a: \xc0\xaf\n", "1:4: text is not valid UTF-8"},           // an overlong encoding
+  };
+  for (const Case& c : cases) {
+    auto docs = ParseYamlDocuments(c.yaml);
+    if (c.want == nullptr) {
+      EXPECT_TRUE(docs.ok()) << c.yaml << ": " << docs.status();
+      continue;
+    }
+    ASSERT_FALSE(docs.ok()) << c.yaml;
+    EXPECT_EQ(docs.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(docs.status().message(), c.want) << c.yaml;
+  }
+}
+
 TEST(YamlTest, NonScalarKeysAreErrors) {
   auto docs = ParseYamlDocuments("? [a, b]\n: value\n");
   ASSERT_FALSE(docs.ok());
