@@ -13,6 +13,31 @@
 
 namespace gantry::client {
 
+namespace {
+
+// Where each informed kind goes in an ObjectSet.
+void Put(api::ObjectSet* s, const api::Pod& o) { s->pods.push_back(o); }
+void Put(api::ObjectSet* s, const api::Node& o) { s->nodes.push_back(o); }
+void Put(api::ObjectSet* s, const api::Namespace& o) { s->namespaces.push_back(o); }
+void Put(api::ObjectSet* s, const api::PriorityClass& o) { s->priority_classes.push_back(o); }
+void Put(api::ObjectSet* s, const api::PodDisruptionBudget& o) { s->pdbs.push_back(o); }
+void Put(api::ObjectSet* s, const api::PodGroup& o) { s->pod_groups.push_back(o); }
+void Put(api::ObjectSet* s, const api::CompositePodGroup& o) {
+  s->composite_pod_groups.push_back(o);
+}
+void Put(api::ObjectSet* s, const api::CoschedulingPodGroup& o) {
+  s->coscheduling_pod_groups.push_back(o);
+}
+void Put(api::ObjectSet* s, const api::ResourceSlice& o) { s->resource_slices.push_back(o); }
+void Put(api::ObjectSet* s, const api::DeviceClass& o) { s->device_classes.push_back(o); }
+void Put(api::ObjectSet* s, const api::ResourceClaim& o) { s->resource_claims.push_back(o); }
+void Put(api::ObjectSet* s, const api::ResourceClaimTemplate& o) {
+  s->resource_claim_templates.push_back(o);
+}
+void Put(api::ObjectSet* s, const api::DeviceTaintRule& o) { s->device_taint_rules.push_back(o); }
+
+}  // namespace
+
 template <typename T>
 void EventSource::Add(std::string name, std::string path, std::string field_selector,
                       std::string kind, T (*decode)(api::Decoder&, api::JsonValue),
@@ -48,6 +73,9 @@ void EventSource::Add(std::string name, std::string path, std::string field_sele
   Entry e;
   e.reflector = std::make_unique<Reflector>(client_, std::move(opts), raw);
   e.decode_errors = [raw] { return raw->decode_errors(); };
+  e.copy_to = [raw](api::ObjectSet* out) {
+    for (const typename Informer<T>::Ptr& o : raw->Items()) Put(out, *o);
+  };
   e.kind = std::move(kind_label);
   e.sink = std::move(informer);
   entries_.push_back(std::move(e));
@@ -259,6 +287,12 @@ std::vector<std::pair<std::string, int64_t>> EventSource::DecodeErrorsByKind() c
 std::vector<std::string> EventSource::ResourceNames() const {
   std::vector<std::string> out;
   for (const Entry& e : entries_) out.push_back(e.reflector->name());
+  return out;
+}
+
+api::ObjectSet EventSource::CachedObjects() const {
+  api::ObjectSet out;
+  for (const Entry& e : entries_) e.copy_to(&out);
   return out;
 }
 

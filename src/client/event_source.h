@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/api/objects.h"
 #include "src/client/discovery.h"
 #include "src/client/http.h"
 #include "src/client/reflector.h"
@@ -53,12 +54,17 @@ class EventSource {
   // "Pod", "PodGroup.scheduling.x-k8s.io"); kinds without errors are left out.
   std::vector<std::pair<std::string, int64_t>> DecodeErrorsByKind() const;
   std::vector<std::string> ResourceNames() const;
+  // Copies of the objects the informers hold now: what the scheduler's
+  // caches were built from, without asking the API server. Each kind is as
+  // current as its own watch; kinds are not taken at one instant.
+  api::ObjectSet CachedObjects() const;
 
  private:
   struct Entry {
     std::unique_ptr<ObjectSink> sink;
     std::unique_ptr<Reflector> reflector;
     std::function<int64_t()> decode_errors;
+    std::function<void(api::ObjectSet*)> copy_to;  // appends the informer's objects
     std::string kind;
   };
   template <typename T>

@@ -154,7 +154,8 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
                     [&mu, &leading] {
                       std::lock_guard<std::mutex> lock(mu);
                       return leading;
-                    }};
+                    },
+                    [&source] { return source.CachedObjects(); }};
     absl::StatusOr<std::shared_ptr<void>> a = opts.attach(ctx);
     if (!a.ok()) return a.status();
     attachment = std::move(*a);

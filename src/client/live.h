@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "gantry/clock.h"
 #include "gantry/registry.h"
+#include "src/api/objects.h"
 #include "src/config/config.h"
 #include "src/scheduler/scheduler.h"
 
@@ -29,6 +30,8 @@ struct LiveContext {
   const Clock& clock;             // the scheduler's wall clock
   std::function<bool()> synced;   // every informer finished its initial list
   std::function<bool()> leading;  // this replica runs the scheduling loop
+  // Copies of the objects the informers hold (EventSource::CachedObjects).
+  std::function<api::ObjectSet()> cached_objects;
 };
 
 struct LiveOptions {

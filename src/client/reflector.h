@@ -17,10 +17,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -134,8 +136,11 @@ class Informer final : public ObjectSink {
   }
   void EndList() override {
     std::vector<std::string> gone;
-    for (const auto& [key, obj] : items_) {
-      if (!listed_.contains(key)) gone.push_back(key);
+    {
+      std::lock_guard<std::mutex> lock(items_mu_);
+      for (const auto& [key, obj] : items_) {
+        if (!listed_.contains(key)) gone.push_back(key);
+      }
     }
     for (const std::string& key : gone) Remove(key);
     listed_.clear();
@@ -149,11 +154,24 @@ class Informer final : public ObjectSink {
     }
   }
 
-  size_t size() const { return items_.size(); }
+  // Readers may run on any thread; the reflector's thread is the only writer.
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(items_mu_);
+    return items_.size();
+  }
   int64_t decode_errors() const { return decode_errors_.load(); }
   Ptr Get(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(items_mu_);
     auto it = items_.find(key);
     return it == items_.end() ? nullptr : it->second;
+  }
+  // Every object held now (shared, immutable), in no particular order.
+  std::vector<Ptr> Items() const {
+    std::lock_guard<std::mutex> lock(items_mu_);
+    std::vector<Ptr> out;
+    out.reserve(items_.size());
+    for (const auto& [key, obj] : items_) out.push_back(obj);
+    return out;
   }
 
  private:
@@ -168,28 +186,40 @@ class Informer final : public ObjectSink {
         // stale copy: it leaves the cache until a readable version arrives. A
         // bound pod keeps its copy (it must keep counting on its node; bound
         // pods of newer API levels decode tolerantly anyway).
-        auto it = items_.find(key);
-        if (it != items_.end() && !it->second->IsBound()) Remove(key);
+        Ptr held = Get(key);
+        if (held != nullptr && !held->IsBound()) Remove(key);
       }
       return;  // otherwise keep whatever we had for this key
     }
     auto obj = std::make_shared<const T>(std::move(decoded));
-    auto it = items_.find(key);
-    if (it == items_.end()) {
-      items_.emplace(std::move(key), obj);
-      if (handlers_.add) handlers_.add(obj);
-      return;
+    Ptr old;
+    {
+      std::lock_guard<std::mutex> lock(items_mu_);
+      auto it = items_.find(key);
+      if (it == items_.end()) {
+        items_.emplace(std::move(key), obj);
+      } else {
+        if (from_list && it->second->meta.resource_version == obj->meta.resource_version) return;
+        old = std::move(it->second);
+        it->second = obj;
+      }
     }
-    if (from_list && it->second->meta.resource_version == obj->meta.resource_version) return;
-    Ptr old = std::move(it->second);
-    it->second = obj;
-    if (handlers_.update) handlers_.update(std::move(old), std::move(obj));
+    // Handlers run outside the lock, so they may read this informer.
+    if (old == nullptr) {
+      if (handlers_.add) handlers_.add(std::move(obj));
+    } else if (handlers_.update) {
+      handlers_.update(std::move(old), std::move(obj));
+    }
   }
   void Remove(const std::string& key) {
-    auto it = items_.find(key);
-    if (it == items_.end()) return;
-    Ptr old = std::move(it->second);
-    items_.erase(it);
+    Ptr old;
+    {
+      std::lock_guard<std::mutex> lock(items_mu_);
+      auto it = items_.find(key);
+      if (it == items_.end()) return;
+      old = std::move(it->second);
+      items_.erase(it);
+    }
     if (handlers_.del) handlers_.del(std::move(old));
   }
   static void LogBadObject(const std::string& kind, std::string_view message);
@@ -197,8 +227,9 @@ class Informer final : public ObjectSink {
   std::string kind_;
   DecodeFn decode_;
   Handlers handlers_;
-  absl::flat_hash_map<std::string, Ptr> items_;
-  absl::flat_hash_set<std::string> listed_;
+  mutable std::mutex items_mu_;
+  absl::flat_hash_map<std::string, Ptr> items_;  // guarded by items_mu_
+  absl::flat_hash_set<std::string> listed_;      // the reflector's thread only
   std::atomic<int64_t> decode_errors_{0};
 };
 

@@ -95,15 +95,13 @@ absl::StatusOr<std::unique_ptr<AdminService::Slot>> AdminService::Admit(std::str
       "retry shortly"));
 }
 
-absl::StatusOr<admin::Recording> AdminService::Prepare(std::string_view method,
-                                                       size_t request_bytes) {
+absl::Status AdminService::Check(std::string_view method, size_t request_bytes) {
   if (static_cast<int64_t>(request_bytes) > max_request_bytes_) {
     return absl::ResourceExhaustedError(gantry::StrCat(method, ": request of ", request_bytes,
                                                        " bytes is over the limit of ",
                                                        max_request_bytes_, " bytes"));
   }
-  if (absl::Status st = backend_.CheckReady(method); !st.ok()) return st;
-  return backend_.Record(nullptr);
+  return backend_.CheckReady(method);
 }
 
 grpc::Status AdminService::Finish(std::string_view method, const absl::Status& st) {
@@ -117,9 +115,11 @@ grpc::Status AdminService::Explain(grpc::ServerContext*, const v1::ExplainReques
                                    v1::ExplainResponse* resp) {
   absl::StatusOr<std::unique_ptr<Slot>> slot = Admit("Explain");
   if (!slot.ok()) return Finish("Explain", slot.status());
-  absl::StatusOr<admin::Recording> rec = Prepare("Explain", req->ByteSizeLong());
-  if (!rec.ok()) return Finish("Explain", rec.status());
-  api::ObjectSet cluster = DecodeRecording(*rec, nullptr);
+  if (absl::Status st = Check("Explain", req->ByteSizeLong()); !st.ok())
+    return Finish("Explain", st);
+  absl::StatusOr<api::ObjectSet> objects = backend_.CachedObjects();
+  if (!objects.ok()) return Finish("Explain", objects.status());
+  api::ObjectSet& cluster = *objects;
   absl::StatusOr<v1::ExplainResponse> r =
       admin::Explain(*req, cluster, backend_.engine(), backend_.store());
   if (r.ok()) *resp = std::move(*r);
@@ -130,9 +130,10 @@ grpc::Status AdminService::WhatIf(grpc::ServerContext*, const v1::WhatIfRequest*
                                   v1::WhatIfResponse* resp) {
   absl::StatusOr<std::unique_ptr<Slot>> slot = Admit("WhatIf");
   if (!slot.ok()) return Finish("WhatIf", slot.status());
-  absl::StatusOr<admin::Recording> rec = Prepare("WhatIf", req->ByteSizeLong());
-  if (!rec.ok()) return Finish("WhatIf", rec.status());
-  api::ObjectSet cluster = DecodeRecording(*rec, nullptr);
+  if (absl::Status st = Check("WhatIf", req->ByteSizeLong()); !st.ok()) return Finish("WhatIf", st);
+  absl::StatusOr<api::ObjectSet> objects = backend_.CachedObjects();
+  if (!objects.ok()) return Finish("WhatIf", objects.status());
+  api::ObjectSet& cluster = *objects;
   absl::StatusOr<v1::WhatIfResponse> r = admin::WhatIf(*req, cluster, backend_.engine());
   if (r.ok()) *resp = std::move(*r);
   return Finish("WhatIf", r.status());
@@ -142,7 +143,9 @@ grpc::Status AdminService::GetSnapshot(grpc::ServerContext* ctx, const v1::GetSn
                                        grpc::ServerWriter<gantry::snapshot::v1::Chunk>* writer) {
   absl::StatusOr<std::unique_ptr<Slot>> slot = Admit("GetSnapshot");
   if (!slot.ok()) return Finish("GetSnapshot", slot.status());
-  absl::StatusOr<admin::Recording> rec = Prepare("GetSnapshot", req->ByteSizeLong());
+  if (absl::Status st = Check("GetSnapshot", req->ByteSizeLong()); !st.ok())
+    return Finish("GetSnapshot", st);
+  absl::StatusOr<admin::Recording> rec = backend_.Record(nullptr);
   if (!rec.ok()) return Finish("GetSnapshot", rec.status());
   // One chunk at a time (header first, then sim::kObjectsPerChunk objects
   // each), so the stream never holds a second copy of the cluster.
@@ -302,6 +305,13 @@ absl::Status LiveAdmin::CheckReady(std::string_view method) const {
         "the leader");
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<api::ObjectSet> LiveAdmin::CachedObjects() {
+  if (!context_.cached_objects) {
+    return absl::UnavailableError("the scheduler's object caches are not available in this run");
+  }
+  return context_.cached_objects();
 }
 
 absl::StatusOr<admin::Recording> LiveAdmin::Record(const std::atomic<bool>* stop) {

@@ -52,7 +52,12 @@ class AdminBackend {
   // OK when `method` ("Explain", "WhatIf", "GetSnapshot") can be answered
   // now; FailedPrecondition saying why not (caches not synced, not leader).
   virtual absl::Status CheckReady(std::string_view method) const = 0;
-  // The cluster's objects now. Unavailable when they cannot be listed.
+  // The cluster's objects as the scheduler's caches hold them now (no call
+  // to the API server): what Explain and WhatIf evaluate against.
+  virtual absl::StatusOr<api::ObjectSet> CachedObjects() = 0;
+  // A recording of the cluster's objects as the API server serves them now
+  // (paged LISTs, redacted): what GetSnapshot streams. Unavailable when they
+  // cannot be listed.
   virtual absl::StatusOr<admin::Recording> Record(const std::atomic<bool>* stop) = 0;
   // The running scheduler's records; nullptr when there is no scheduling loop.
   virtual const admin::DiagnosisStore* store() const = 0;
@@ -117,8 +122,8 @@ class AdminService final : public gantry::admin::v1::Admin::Service {
   };
   // Takes a slot, or ResourceExhausted (counted) when all are taken.
   absl::StatusOr<std::unique_ptr<Slot>> Admit(std::string_view method);
-  // Checks readiness and size, lists the cluster.
-  absl::StatusOr<admin::Recording> Prepare(std::string_view method, size_t request_bytes);
+  // Checks the request's size and the backend's readiness.
+  absl::Status Check(std::string_view method, size_t request_bytes);
   grpc::Status Finish(std::string_view method, const absl::Status& st);
 
   AdminBackend& backend_;
@@ -166,8 +171,9 @@ class AdminServer {
 };
 
 // The admin service of a live run: records the attempts of the scheduler it
-// is attached to (a DiagnosisStore observer) and lists the cluster through
-// the context's client. Explain needs this replica to lead (a standby has no
+// is attached to (a DiagnosisStore observer), answers Explain and WhatIf from
+// the informers' objects and lists the cluster for GetSnapshot through the
+// context's client. Explain needs this replica to lead (a standby has no
 // attempts) and its caches synced; WhatIf and GetSnapshot need the sync.
 class LiveAdmin final : public AdminBackend {
  public:
@@ -180,6 +186,7 @@ class LiveAdmin final : public AdminBackend {
   LiveAdmin& operator=(const LiveAdmin&) = delete;
 
   absl::Status CheckReady(std::string_view method) const override;
+  absl::StatusOr<api::ObjectSet> CachedObjects() override;
   absl::StatusOr<admin::Recording> Record(const std::atomic<bool>* stop) override;
   const admin::DiagnosisStore* store() const override { return store_.get(); }
   admin::EngineOptions engine() const override;

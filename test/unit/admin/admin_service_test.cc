@@ -65,17 +65,20 @@ class FakeBackend final : public AdminBackend {
       return absl::FailedPreconditionError(std::string(method) + ": caches are not synced yet");
     return absl::OkStatus();
   }
+  absl::StatusOr<api::ObjectSet> CachedObjects() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++cached_calls;
+    WaitWhileHeld(lock);
+    return DecodeRecording(recording_, nullptr);
+  }
   absl::StatusOr<admin::Recording> Record(const std::atomic<bool>*) override {
     std::unique_lock<std::mutex> lock(mu_);
-    if (hold) {
-      ++held_;
-      cv_.notify_all();
-      cv_.wait(lock, [this] { return !hold; });
-    }
+    ++record_calls;
+    WaitWhileHeld(lock);
     return recording_;
   }
-  // While `hold` is set, Record blocks (inside the handler, holding its
-  // slot) until Release().
+  // While `hold` is set, CachedObjects and Record block (inside the handler,
+  // holding its slot) until Release().
   void Hold() {
     std::lock_guard<std::mutex> lock(mu_);
     hold = true;
@@ -98,8 +101,16 @@ class FakeBackend final : public AdminBackend {
     return o;
   }
   bool ready = true;
+  int cached_calls = 0;  // CachedObjects calls (the scheduler's caches)
+  int record_calls = 0;  // Record calls (LISTs from the API server)
 
  private:
+  void WaitWhileHeld(std::unique_lock<std::mutex>& lock) {
+    if (!hold) return;
+    ++held_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return !hold; });
+  }
   std::mutex mu_;
   std::condition_variable cv_;
   bool hold = false;
@@ -151,6 +162,33 @@ TEST_F(AdminServiceTest, ExplainOverGrpc) {
   for (const v1::NodeGroup& g : r->last_attempt().filtered()) plugins.push_back(g.plugin());
   EXPECT_EQ(plugins.size(), 2u);
   EXPECT_EQ(Requests("Explain", "OK"), 1);
+}
+
+// Explain and WhatIf are answered from the scheduler's caches; only
+// GetSnapshot (a recording of what the API server serves) lists the cluster.
+TEST_F(AdminServiceTest, OnlyGetSnapshotListsTheApiServer) {
+  v1::ExplainRequest explain;
+  explain.set_namespace_("ml");
+  explain.set_name("big");
+  ASSERT_TRUE(client_->Explain(explain).ok());
+  v1::WhatIfRequest whatif;
+  whatif.set_objects(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: ml}\n"
+      "spec: {schedulerName: gantry-scheduler, containers: [{name: c}]}\n");
+  ASSERT_TRUE(client_->WhatIf(whatif).ok());
+  EXPECT_EQ(backend_.cached_calls, 2);
+  EXPECT_EQ(backend_.record_calls, 0);
+
+  auto stub = v1::Admin::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                                     grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  auto reader = stub->GetSnapshot(&ctx, v1::GetSnapshotRequest());
+  gantry::snapshot::v1::Chunk chunk;
+  while (reader->Read(&chunk)) {
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(backend_.cached_calls, 2);
+  EXPECT_EQ(backend_.record_calls, 1);
 }
 
 TEST_F(AdminServiceTest, StatusCodes) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "src/api/node.h"
 #include "src/api/pod.h"
 #include "src/client/client_metrics.h"
 #include "src/client/discovery.h"
@@ -488,6 +489,46 @@ TEST(Informer, UndecodableUpdateDropsAPendingPodButNotABoundOne) {
     EXPECT_EQ(deleted.size(), c.want_deleted ? 1u : 0u);
     EXPECT_EQ(informer.size(), c.want_deleted ? 0u : 1u);
   }
+}
+
+// Items() is what the admin service reads from another thread while the
+// reflector writes: each call sees whole objects, and a handler may read the
+// informer it is called from (the store's lock is not held then).
+TEST(Informer, ItemsAreReadableWhileTheReflectorWrites) {
+  std::vector<size_t> seen_in_handler;
+  Informer<api::Node>* self = nullptr;
+  Informer<api::Node> informer(
+      "Node", &api::DecodeNode,
+      {[&](auto) { seen_in_handler.push_back(self->Items().size()); }, nullptr, nullptr});
+  self = &informer;
+  auto node = [](int i, int rv) {
+    return "{\"metadata\":{\"name\":\"n" + std::to_string(i) + "\",\"uid\":\"u" +
+           std::to_string(i) + "\",\"resourceVersion\":\"" + std::to_string(rv) + "\"}}";
+  };
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> reads{0};
+  std::thread reader([&] {
+    do {
+      for (const auto& n : informer.Items()) EXPECT_FALSE(n->meta.name.empty());
+      reads.fetch_add(1);
+    } while (!done.load());
+  });
+  simdjson::dom::parser parser;
+  for (int round = 0; round < 50; ++round) {
+    informer.BeginList();
+    for (int i = 0; i < 20; ++i) {
+      api::JsonValue v;
+      ASSERT_EQ(parser.parse(node(i + round % 2, round + 1)).get(v), simdjson::SUCCESS);
+      informer.ListItem(v);
+    }
+    informer.EndList();
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_EQ(informer.Items().size(), 20u);
+  EXPECT_GT(reads.load(), 0);
+  ASSERT_FALSE(seen_in_handler.empty());
+  EXPECT_EQ(seen_in_handler.front(), 1u);  // the first add sees itself
 }
 
 }  // namespace
