@@ -274,6 +274,10 @@ def test_scheduling(cp, binary):
             create_pod(c, n)
         create_pod(c, "default-pod", scheduler_name=None)  # default-scheduler: not ours
         create_pod(c, "huge", cpu="100")
+        # A generic ephemeral volume is a PersistentVolumeClaim (kube-controller-manager creates
+        # "<pod>-<volume>"): without VolumeBinding the pod must never be bound blindly.
+        create_pod(c, "scratch", extra_spec={"volumes": [{"name": "cache", "ephemeral": {"volumeClaimTemplate": {
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}]})
         for n in names:
             assert c.wait(f"{n} bound", lambda n=n: node_of(c, n), timeout=30).startswith("node-")
             bound = condition(pod(c, n), "PodScheduled")
@@ -292,6 +296,11 @@ def test_scheduling(cp, binary):
         assert ev["note"] == f"Successfully assigned {NS}/p0 to {node_of(c, 'p0')}", ev["note"]
         assert ev["action"] == "Binding" and ev["type"] == "Normal", ev
         log(f"unschedulable pod reported: {cond['message']}")
+        cond = c.wait("scratch PodScheduled=False", lambda: unschedulable(c, "scratch"), timeout=30)
+        assert cond["message"].startswith(
+            "0/2 nodes are available: pod has PersistentVolumeClaim volumes (scratch-cache) and volume "
+            "binding is not supported by this build of Gantry (VolumeBinding is not built in)"), cond["message"]
+        log(f"pod with a generic ephemeral volume held: {cond['message']}")
 
         # The default-scheduler pod is untouched (no upstream scheduler runs here).
         p = pod(c, "default-pod")
@@ -325,6 +334,7 @@ def test_scheduling(cp, binary):
         assert (g.metric("scheduler_framework_extension_point_duration_seconds_count",
                          extension_point="PostFilter", status="Unschedulable", profile=SCHEDULER) or 0) >= 1
         assert not pod(c, "default-pod")["spec"].get("nodeName")
+        assert not pod(c, "scratch")["spec"].get("nodeName"), "a pod with an ephemeral volume was bound"
 
     guarded([g], body, c)
     rc = g.stop()
