@@ -91,7 +91,8 @@ struct PendingPlugin {
 };
 constexpr PendingPlugin kPendingPlugins[] = {
     {"VolumeBinding",
-     "pods with unbound PersistentVolumeClaims are reported unschedulable, never bound blindly"},
+     "pods with PersistentVolumeClaim or generic ephemeral volumes are reported unschedulable, "
+     "never bound blindly"},
     {"VolumeRestrictions", "volume access-mode conflicts are not checked"},
     {"NodeVolumeLimits", "CSI attach limits of nodes are not checked"},
     {"VolumeZone", "zone labels of PersistentVolumes are not checked"},

@@ -19,6 +19,8 @@ void RegisterSnapshot(CLI::App& app, RunFn* run);
 void RegisterRecord(CLI::App& app, RunFn* run);
 void RegisterExplain(CLI::App& app, RunFn* run);
 void RegisterWhatIf(CLI::App& app, RunFn* run);
+// `gantry config validate` (config_cmd.cc).
+void RegisterConfig(CLI::App& app, RunFn* run);
 
 // The top-level kube-scheduler-compatible flags (run_cmd.cc). Sets `*run`
 // at once: main calls it when no subcommand was chosen.

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   gantry::cmd::RegisterRecord(app, &run);
   gantry::cmd::RegisterExplain(app, &run);
   gantry::cmd::RegisterWhatIf(app, &run);
+  gantry::cmd::RegisterConfig(app, &run);
   if (int code = gantry::cmd::ParseCommandLine(app, argc, argv); code >= 0) return code;
   return run ? run() : live();
 }
