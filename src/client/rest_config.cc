@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,13 +191,14 @@ absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view text, std::string_vi
   }
 }
 
-absl::StatusOr<RestConfig> LoadKubeconfig(std::string_view path, std::string_view master) {
+absl::StatusOr<RestConfig> LoadKubeconfig(std::string_view path, std::string_view master,
+                                          std::string_view context) {
   absl::StatusOr<std::string> text = ReadFileToString(std::string(path));
   if (!text.ok()) return text.status();
   std::string p(path);
   size_t slash = p.rfind('/');
   std::string dir = slash == std::string::npos ? "." : p.substr(0, slash == 0 ? 1 : slash);
-  absl::StatusOr<RestConfig> cfg = ParseKubeconfig(*text, dir, "", master);
+  absl::StatusOr<RestConfig> cfg = ParseKubeconfig(*text, dir, context, master);
   if (!cfg.ok()) return absl::Status(cfg.status().code(), StrCat(path, ": ", cfg.status().message()));
   cfg->source = StrCat(path, " (", cfg->source, ")");
   return cfg;
@@ -236,6 +238,38 @@ absl::StatusOr<RestConfig> ResolveRestConfig(std::string_view kubeconfig, std::s
     return cfg;
   }
   return InClusterConfig();
+}
+
+absl::StatusOr<RestConfig> ResolveClientRestConfig(const ClientConfigSources& s) {
+  auto exists = [](const std::string& path) {
+    struct stat st;
+    return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  std::string path = s.kubeconfig;
+  if (path.empty()) {
+    std::string_view list = s.kubeconfig_env;
+    while (path.empty() && !list.empty()) {
+      const size_t colon = list.find(':');
+      std::string entry(list.substr(0, colon));
+      list = colon == std::string_view::npos ? std::string_view() : list.substr(colon + 1);
+      if (exists(entry)) path = std::move(entry);
+    }
+    if (path.empty() && !s.kubeconfig_env.empty() && s.master.empty()) {
+      return absl::NotFoundError(
+          StrCat("KUBECONFIG=", s.kubeconfig_env, ": none of its files exists"));
+    }
+  }
+  if (path.empty() && s.kubeconfig_env.empty() && !s.home.empty()) {
+    std::string home_config = StrCat(s.home, "/.kube/config");
+    if (exists(home_config)) path = std::move(home_config);
+  }
+  if (!path.empty()) return LoadKubeconfig(path, s.master, s.context);
+  if (!s.context.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("--context ", s.context, ": no kubeconfig (--kubeconfig, KUBECONFIG or ",
+               "~/.kube/config) to take it from"));
+  }
+  return ResolveRestConfig("", s.master);
 }
 
 // ---- CredentialProvider ------------------------------------------------------

@@ -50,7 +50,8 @@ struct RestConfig {
 absl::StatusOr<RestConfig> ParseKubeconfig(std::string_view text, std::string_view base_dir,
                                            std::string_view context = "",
                                            std::string_view master = "");
-absl::StatusOr<RestConfig> LoadKubeconfig(std::string_view path, std::string_view master = "");
+absl::StatusOr<RestConfig> LoadKubeconfig(std::string_view path, std::string_view master = "",
+                                          std::string_view context = "");
 
 // In-cluster configuration from KUBERNETES_SERVICE_HOST/PORT and the service
 // account directory (token and ca.crt). `sa_dir` is overridable for tests.
@@ -60,6 +61,21 @@ absl::StatusOr<RestConfig> InClusterConfig(
 // kube-scheduler's rules: kubeconfig if given (master overrides its server);
 // only master: that server without credentials; neither: in-cluster.
 absl::StatusOr<RestConfig> ResolveRestConfig(std::string_view kubeconfig, std::string_view master);
+
+// Where a command-line tool (`gantry record`) finds its cluster, in kubectl's
+// order: `kubeconfig` (the --kubeconfig flag); else the first file of the
+// KUBECONFIG list (`kubeconfig_env`, ':'-separated) that exists (the files
+// are not merged); else `home`/.kube/config when it exists; else --master
+// alone, or in-cluster. `context` (--context) picks a context other than the
+// current one; `master` overrides the server.
+struct ClientConfigSources {
+  std::string kubeconfig;
+  std::string kubeconfig_env;  // $KUBECONFIG
+  std::string home;            // $HOME
+  std::string context;
+  std::string master;
+};
+absl::StatusOr<RestConfig> ResolveClientRestConfig(const ClientConfigSources& sources);
 
 // Per-request credentials. Thread-safe.
 struct Credentials {

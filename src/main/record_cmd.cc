@@ -1,8 +1,9 @@
-// `gantry record [--kubeconfig PATH] [--master URL] -o SNAPSHOT`: lists every
+// `gantry record [--kubeconfig PATH] [--context NAME] [--master URL] -o SNAPSHOT`: lists every
 // object kind Gantry uses from a live cluster and writes a snapshot (.pb,
 // .yaml or .json by extension) that `gantry simulate --cluster` replays.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,7 @@ namespace {
 
 struct RecordOptions {
   std::string kubeconfig;
+  std::string context;
   std::string master;
   std::string output;
   int64_t page_size = 500;
@@ -29,7 +31,13 @@ int RunRecord(const RecordOptions& opts) {
     std::fprintf(stderr, "gantry record: -o %s\n", std::string(format.status().message()).c_str());
     return 2;
   }
-  absl::StatusOr<client::RestConfig> rest = client::ResolveRestConfig(opts.kubeconfig, opts.master);
+  client::ClientConfigSources sources;
+  sources.kubeconfig = opts.kubeconfig;
+  sources.context = opts.context;
+  sources.master = opts.master;
+  if (const char* env = std::getenv("KUBECONFIG"); env != nullptr) sources.kubeconfig_env = env;
+  if (const char* home = std::getenv("HOME"); home != nullptr) sources.home = home;
+  absl::StatusOr<client::RestConfig> rest = client::ResolveClientRestConfig(sources);
   if (!rest.ok()) {
     std::fprintf(stderr, "gantry record: %s\n", client::Msg(rest.status()).c_str());
     return 2;
@@ -73,7 +81,10 @@ void RegisterRecord(CLI::App& app, RunFn* run) {
   CLI::App* sub =
       app.add_subcommand("record", "Record a live cluster's state into a snapshot file");
   sub->add_option("--kubeconfig", opts->kubeconfig,
-                  "kubeconfig file (default: in-cluster configuration)");
+                  "kubeconfig file (default: the first existing file of $KUBECONFIG, else "
+                  "~/.kube/config, else the in-cluster configuration)");
+  sub->add_option("--context", opts->context,
+                  "kubeconfig context to use (default: its current-context)");
   sub->add_option("--master", opts->master, "API server URL; overrides the kubeconfig's server");
   sub->add_option("-o,--output", opts->output,
                   "Snapshot file; the format follows the extension (.pb, .yaml, .json)")

@@ -101,6 +101,62 @@ users:
   EXPECT_TRUE(r->exec->provide_cluster_info);
 }
 
+// A command-line tool finds its cluster as kubectl does: --kubeconfig, the
+// first existing file of KUBECONFIG, ~/.kube/config, then --master alone or
+// in-cluster; --context picks a context.
+TEST(ClientRestConfig, KubectlOrderAndContext) {
+  const std::string dir = TempDir();
+  auto kubeconfig = [](const std::string& server_a, const std::string& server_b) {
+    return "apiVersion: v1\nkind: Config\ncurrent-context: a\nclusters:\n"
+           "- {name: ca, cluster: {server: '" + server_a + "'}}\n"
+           "- {name: cb, cluster: {server: '" + server_b + "'}}\n"
+           "users: [{name: u, user: {token: t}}]\ncontexts:\n"
+           "- {name: a, context: {cluster: ca, user: u}}\n"
+           "- {name: b, context: {cluster: cb, user: u}}\n";
+  };
+  WriteFile(dir + "/flag", kubeconfig("https://flag-a", "https://flag-b"));
+  WriteFile(dir + "/env", kubeconfig("https://env-a", "https://env-b"));
+  mkdir((dir + "/home").c_str(), 0700);
+  mkdir((dir + "/home/.kube").c_str(), 0700);
+  WriteFile(dir + "/home/.kube/config", kubeconfig("https://home-a", "https://home-b"));
+  mkdir((dir + "/empty-home").c_str(), 0700);
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  struct Case {
+    const char* name;
+    ClientConfigSources sources;
+    std::string want_server;  // empty: an error
+    const char* want_error = "";
+  };
+  const Case cases[] = {
+      {"the flag wins", {dir + "/flag", dir + "/env", dir + "/home", "", ""}, "https://flag-a"},
+      {"the flag with a context", {dir + "/flag", "", "", "b", ""}, "https://flag-b"},
+      {"KUBECONFIG: first existing file", {"", dir + "/nope:" + dir + "/env", dir + "/home", "", ""},
+       "https://env-a"},
+      {"KUBECONFIG with a context", {"", dir + "/env", "", "b", ""}, "https://env-b"},
+      {"KUBECONFIG naming no file", {"", dir + "/nope", dir + "/home", "", ""}, "",
+       "none of its files exists"},
+      {"~/.kube/config", {"", "", dir + "/home", "", ""}, "https://home-a"},
+      {"--master overrides the server", {"", "", dir + "/home", "", "https://m:1"}, "https://m:1"},
+      {"--master alone", {"", "", dir + "/empty-home", "", "https://m:2"}, "https://m:2"},
+      {"a context with nothing to take it from", {"", "", dir + "/empty-home", "b", ""}, "",
+       "--context b: no kubeconfig"},
+      {"an unknown context", {dir + "/flag", "", "", "zz", ""}, "", "zz"},
+      {"nothing: in-cluster, which needs the service env", {"", "", dir + "/empty-home", "", ""},
+       "", "not running in a cluster"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<RestConfig> cfg = ResolveClientRestConfig(c.sources);
+    if (c.want_server.empty()) {
+      ASSERT_FALSE(cfg.ok());
+      EXPECT_THAT(std::string(cfg.status().message()), HasSubstr(c.want_error));
+      continue;
+    }
+    ASSERT_TRUE(cfg.ok()) << cfg.status();
+    EXPECT_EQ(cfg->server, c.want_server);
+  }
+}
+
 TEST(InCluster, EnvAndServiceAccountFiles) {
   const std::string dir = TempDir();
   WriteFile(dir + "/token", "tok1\n");
