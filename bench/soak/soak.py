@@ -116,6 +116,8 @@ class SoakWorkload(ft.Workload):
             except ApiError as e:
                 if e.status in (404, 409):
                     return True  # done by an earlier attempt whose answer was lost
+                if e.status >= 500 or e.status == 429:
+                    return None  # the API server is (re)starting: retry
                 raise
             except OSError:
                 return None  # API server down (apiserver kill): retry
@@ -218,7 +220,10 @@ class Soak:
         next_at = time.monotonic() + NODE_S
         while not self.stop.wait(5) and time.monotonic() < self.deadline:
             for n in list(cordoned):
-                pods = self.c.get(f"/api/v1/namespaces/{NS}/pods", query={"fieldSelector": f"spec.nodeName={n}"})
+                try:
+                    pods = self.c.get(f"/api/v1/namespaces/{NS}/pods", query={"fieldSelector": f"spec.nodeName={n}"})
+                except (OSError, ApiError):
+                    continue  # API server down or starting (apiserver kill): look again on the next round
                 if not pods["items"]:
                     self.wl.remove_node(n)
                     cordoned.remove(n)
