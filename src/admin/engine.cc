@@ -407,6 +407,9 @@ absl::StatusOr<v1::WhatIfResponse> WhatIf(const v1::WhatIfRequest& request,
     return absl::InvalidArgumentError("objects: Required value: no objects to place");
   api::ObjectSet added;
   sim::LoadStats stats;
+  // Workload controllers (Deployment, StatefulSet, Job, JobSet, ...) stand
+  // for the pods they would create.
+  stats.expand_workloads_up_to = kMaxWhatIfObjects;
   if (absl::Status st =
           sim::LoadClusterText("objects", request.objects(), format == "json", &added, &stats);
       !st.ok()) {

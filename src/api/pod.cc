@@ -633,6 +633,19 @@ Pod DecodePod(Decoder& d, JsonValue root) {
   return pod;
 }
 
+Pod DecodePodTemplate(Decoder& d, JsonValue root) {
+  Pod pod;
+  d.ForEachField(root, [&](std::string_view key, JsonValue value) {
+    if (key == "metadata") {
+      DecodeObjectMeta(d, value, &pod.meta);
+    } else if (key == "spec") {
+      DecodeSpec(d, value, &pod);
+    }
+  });
+  if (pod.scheduler_name.empty()) pod.scheduler_name = Symbol::Intern("default-scheduler");
+  return pod;
+}
+
 absl::StatusOr<Pod> DecodePod(JsonValue root) {
   Decoder d("Pod");
   Pod pod = DecodePod(d, root);

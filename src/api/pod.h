@@ -201,6 +201,9 @@ ResourceList ComputeEffectiveRequests(const std::vector<ContainerResources>& con
 absl::StatusOr<Pod> DecodePod(JsonValue root);
 // Same, reusing the caller's decoder (keeps the structured error).
 Pod DecodePod(Decoder& d, JsonValue root);
+// Decodes a PodTemplateSpec ({metadata, spec}) of a workload controller:
+// the pod has no name or namespace yet (the controller gives them).
+Pod DecodePodTemplate(Decoder& d, JsonValue root);
 
 }  // namespace gantry::api
 

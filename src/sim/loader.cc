@@ -10,6 +10,7 @@
 #include "nlohmann/json.hpp"
 #include "simdjson.h"
 #include "src/api/yaml.h"
+#include "src/sim/workloads.h"
 
 namespace gantry::sim {
 namespace {
@@ -40,6 +41,66 @@ std::string_view StringField(api::JsonValue v, const char* key) {
   return s;
 }
 
+// Sets `key` to `value` in a label set kept in key order.
+void SetLabel(api::Labels* labels, std::string_view key, std::string_view value) {
+  auto it = std::lower_bound(labels->begin(), labels->end(), key,
+                             [](const auto& kv, std::string_view k) { return kv.first.view() < k; });
+  if (it != labels->end() && it->first.view() == key) {
+    it->second = api::Symbol::Intern(value);
+  } else {
+    labels->insert(it, {api::Symbol::Intern(key), api::Symbol::Intern(value)});
+  }
+}
+
+// Appends the pods a workload controller would create (sim/workloads.h);
+// errors name the workload and the field (the template's, for a template
+// that does not decode as a pod).
+template <typename Resolver>
+absl::Status ExpandWorkload(std::string_view source, api::JsonValue obj,
+                            const std::vector<api::PathSegment>& path, std::string_view kind,
+                            Resolver&& resolve, api::ObjectSet* out, LoadStats* stats) {
+  std::vector<TemplatePods> plan;
+  api::DecodeError error{std::string(kind), api::ObjectIdentity(obj), {}, ""};
+  const int64_t room = stats->expand_workloads_up_to - stats->expanded_pods;
+  if (!PlanWorkloadPods(obj, kind, room, &plan, &error)) {
+    return absl::InvalidArgumentError(FormatError(source, error, resolve, path));
+  }
+  std::string_view ns = "default";
+  api::JsonValue v;
+  std::string_view s;
+  if (obj["metadata"].get(v) == simdjson::SUCCESS && v["namespace"].get_string().get(s) == simdjson::SUCCESS &&
+      !s.empty()) {
+    ns = s;
+  }
+  for (const TemplatePods& tp : plan) {
+    api::JsonValue t = obj;
+    for (const api::PathSegment& seg : tp.path) {
+      // PlanWorkloadPods found the template at this path.
+      const simdjson::error_code err = std::holds_alternative<std::string>(seg)
+                                           ? t[std::get<std::string>(seg)].get(t)
+                                           : t.at(std::get<size_t>(seg)).get(t);
+      if (err != simdjson::SUCCESS) return absl::InternalError("workload template path");
+    }
+    api::Decoder d("Pod");
+    api::Pod pod = api::DecodePodTemplate(d, t);
+    if (auto err = d.TakeError(t)) {
+      api::DecodeError e{std::string(kind), api::ObjectIdentity(obj), tp.path, err->message};
+      e.path.insert(e.path.end(), err->path.begin(), err->path.end());
+      return absl::InvalidArgumentError(FormatError(source, e, resolve, path));
+    }
+    pod.meta.namespace_ = api::Symbol::Intern(ns);
+    for (const TemplatePods::PodName& name : tp.pods) {
+      api::Pod p = pod;
+      p.meta.name = name.name;
+      for (const auto& [key, value] : name.labels) SetLabel(&p.meta.labels, key, value);
+      out->pods.push_back(std::move(p));
+      stats->objects++;
+      stats->expanded_pods++;
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Decodes one object of a known or defaulted kind into `out`; `path` is the
 // object's path within its document (for error positions).
 template <typename Resolver>
@@ -60,6 +121,10 @@ absl::Status DecodeObject(std::string_view source, api::JsonValue obj, const std
     return absl::InvalidArgumentError(FormatError(source, e, resolve, path));
   }
   api::Kind k = api::KindFromTypeMeta(api_version, kind);
+  if (k == api::Kind::kUnknown && stats->expand_workloads_up_to > 0 &&
+      IsExpandableWorkload(api_version, kind)) {
+    return ExpandWorkload(source, obj, path, kind, resolve, out, stats);
+  }
   if (k == api::Kind::kUnknown) {
     stats->skipped_kinds[gantry::StrCat(api_version, " ", kind)]++;
     return absl::OkStatus();

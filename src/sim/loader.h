@@ -30,6 +30,13 @@ struct LoadStats {
   // count on their nodes with the requests that could be read.
   int64_t undecodable_pods = 0;
   std::string first_undecodable;  // the first one's decode error
+  // Input, set by the caller before loading: when positive, workload
+  // controllers (sim/workloads.h: Deployment, ReplicaSet, StatefulSet, Job,
+  // JobSet, LeaderWorkerSet) are not skipped but expanded into the pods they
+  // would create, at most this many in all (what-if). Counted in
+  // `expanded_pods`.
+  int64_t expand_workloads_up_to = 0;
+  int64_t expanded_pods = 0;
 };
 
 // Loads `path` (a file or a directory; directories are walked recursively,

@@ -1,10 +1,12 @@
 // Explain and what-if through the real engine offline (default
 // configuration, built-in plugins): the reasons a pod or gang is pending,
 // placements of what-if objects, and the error codes for bad requests.
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugins/registry/registry.h"
 #include "src/admin/diagnosis.h"
@@ -15,6 +17,8 @@
 
 namespace gantry::admin {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::string Node(const std::string& name, const std::string& rack, int gpus,
                  const std::string& taint = "", int cpu = 64) {
@@ -277,6 +281,85 @@ TEST_F(AdminEngineTest, WhatIfGangs) {
   }
 }
 
+// Workload controllers stand for the pods they would create: names,
+// counts and the controller's labels, each pod placed as any pod; errors
+// name the workload, the field and its line.
+TEST_F(AdminEngineTest, WhatIfExpandsWorkloadControllers) {
+  const std::string cluster = Node("a0", "r0", 8) + Node("a1", "r0", 8);
+  const std::string tmpl =
+      "    spec:\n      schedulerName: gantry-scheduler\n      containers:\n      - name: c\n"
+      "        resources: {requests: {cpu: \"1\", nvidia.com/gpu: \"1\"}}\n";
+  struct Case {
+    std::string name;
+    std::string objects;
+    std::vector<std::string> pods;  // placed pods, in the order they are answered
+    std::string error;              // non-empty: the request fails with this text
+  };
+  const std::vector<Case> cases = {
+      {"deployment",
+       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ml}\n"
+       "spec:\n  replicas: 3\n  template:\n" + tmpl,
+       {"ml/web-0", "ml/web-1", "ml/web-2"}, ""},
+      {"statefulset defaults to one replica",
+       "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: ml}\n"
+       "spec:\n  template:\n" + tmpl,
+       {"ml/db-0"}, ""},
+      {"job: parallelism capped by completions",
+       "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\n"
+       "spec:\n  parallelism: 4\n  completions: 2\n  template:\n" + tmpl,
+       {"ml/train-0", "ml/train-1"}, ""},
+      {"jobset: replicated jobs times parallelism",
+       "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, namespace: ml}\n"
+       "spec:\n  replicatedJobs:\n  - name: w\n    replicas: 2\n    template:\n      spec:\n"
+       "        parallelism: 2\n        template:\n"
+       "          spec:\n            schedulerName: gantry-scheduler\n            containers:\n"
+       "            - {name: c, resources: {requests: {cpu: \"1\"}}}\n",
+       {"ml/js-w-0-0", "ml/js-w-0-1", "ml/js-w-1-0", "ml/js-w-1-1"}, ""},
+      {"leaderworkerset: a leader and size-1 workers per group",
+       "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+       "metadata: {name: lws, namespace: ml}\nspec:\n  replicas: 2\n  leaderWorkerTemplate:\n"
+       "    size: 2\n    workerTemplate:\n"
+       "      spec:\n        schedulerName: gantry-scheduler\n"
+       "        containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]\n",
+       {"ml/lws-0", "ml/lws-0-1", "ml/lws-1", "ml/lws-1-1"}, ""},
+      {"a template that is not a pod",
+       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ml}\n"
+       "spec:\n  replicas: 1\n  template:\n    spec:\n      priority: high\n",
+       {}, "objects:8:17: Deployment ml/web: spec.template.spec.priority: expected an integer"},
+      {"a negative count",
+       "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ml}\n"
+       "spec:\n  parallelism: -1\n  template:\n" + tmpl,
+       {}, "objects:5:16: Job ml/j: spec.parallelism: Invalid value: must be a non-negative integer"},
+      {"more pods than a what-if takes",
+       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ml}\n"
+       "spec:\n  replicas: 100000\n  template:\n" + tmpl,
+       {}, "Deployment ml/web: spec.template: Too many: the workload expands to more than 10000 pods"},
+      {"a kind that is not a workload is still refused",
+       "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: ds, namespace: ml}\n",
+       {}, "kind apps/v1 DaemonSet is not used by the scheduler"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<v1::WhatIfResponse> r = RunWhatIf(cluster, c.objects);
+    if (!c.error.empty()) {
+      ASSERT_FALSE(r.ok());
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.error));
+      continue;
+    }
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::vector<std::string> pods;
+    for (const v1::Placement& p : r->placements()) {
+      pods.push_back(p.pod());
+      EXPECT_FALSE(p.node().empty()) << p.pod() << ": " << p.message();
+    }
+    std::sort(pods.begin(), pods.end());
+    std::vector<std::string> want = c.pods;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(pods, want);
+  }
+}
+
 TEST_F(AdminEngineTest, WhatIfDraAllocation) {
   // The claim and the pod as what-if objects: the pod is placed and its claim allocated.
   const std::string dra = DraCluster(2);
@@ -356,8 +439,10 @@ TEST_F(AdminEngineTest, ErrorCodes) {
        "", absl::StatusCode::kInvalidArgument, "objects:5:"},
       {"node", Node("n9", "r0", 1), "", absl::StatusCode::kInvalidArgument,
        "Node objects cannot be added"},
-      {"unknown kind", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", "",
-       absl::StatusCode::kInvalidArgument, "apps/v1 Deployment"},
+      {"unknown kind", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n", "",
+       absl::StatusCode::kInvalidArgument, "apps/v1 DaemonSet"},
+      {"a workload without a template", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+       "", absl::StatusCode::kInvalidArgument, "Deployment d: spec.template: Required value"},
       {"bound pod", BoundPod("q", "n0", 1), "", absl::StatusCode::kInvalidArgument,
        "spec.nodeName"},
       {"other scheduler",
