@@ -607,17 +607,27 @@ ResourceList ComputeEffectiveRequests(const std::vector<ContainerResources>& con
   return reqs;
 }
 
-Pod DecodePod(Decoder& d, JsonValue root) {
-  Pod pod;
+namespace {
+
+// metadata, spec and (when `with_status`) status of a pod or pod template.
+void DecodePodFields(Decoder& d, JsonValue root, bool with_status, Pod* pod) {
   d.ForEachField(root, [&](std::string_view key, JsonValue value) {
     if (key == "metadata") {
-      DecodeObjectMeta(d, value, &pod.meta);
+      DecodeObjectMeta(d, value, &pod->meta);
     } else if (key == "spec") {
-      DecodeSpec(d, value, &pod);
-    } else if (key == "status") {
-      DecodeStatus(d, value, &pod);
+      DecodeSpec(d, value, pod);
+    } else if (key == "status" && with_status) {
+      DecodeStatus(d, value, pod);
     }
   });
+  if (pod->scheduler_name.empty()) pod->scheduler_name = Symbol::Intern("default-scheduler");
+}
+
+}  // namespace
+
+Pod DecodePod(Decoder& d, JsonValue root) {
+  Pod pod;
+  DecodePodFields(d, root, /*with_status=*/true, &pod);
   if (d.ok() && pod.meta.name.empty()) d.FailAt("metadata", "name: Required value");
   if (!d.ok() && !BoundNodeName(root).empty()) {
     // A bound pod holds room on its node whatever else is wrong with it.
@@ -635,14 +645,7 @@ Pod DecodePod(Decoder& d, JsonValue root) {
 
 Pod DecodePodTemplate(Decoder& d, JsonValue root) {
   Pod pod;
-  d.ForEachField(root, [&](std::string_view key, JsonValue value) {
-    if (key == "metadata") {
-      DecodeObjectMeta(d, value, &pod.meta);
-    } else if (key == "spec") {
-      DecodeSpec(d, value, &pod);
-    }
-  });
-  if (pod.scheduler_name.empty()) pod.scheduler_name = Symbol::Intern("default-scheduler");
+  DecodePodFields(d, root, /*with_status=*/false, &pod);
   return pod;
 }
 
