@@ -10,6 +10,7 @@
 #include "gantry/clock.h"
 #include "gantry/util/strings.h"
 #include "spdlog/spdlog.h"
+#include "src/api/intern.h"
 #include "src/client/api_writer.h"
 #include "src/client/discovery.h"
 #include "src/client/event_source.h"
@@ -207,6 +208,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
         own.With({"podgroups"}).Set(static_cast<double>(cs.GroupCount()));
         own.With({"foreign_group_members"})
             .Set(static_cast<double>(sched.ForeignGroupMemberCount()));
+        own.With({"interned_symbols"}).Set(static_cast<double>(api::InternedSymbolCount()));
       });
 
   // Housekeeping: readiness, backoff flushes, assumed-pod expiry, stop.

@@ -418,7 +418,8 @@ SchedulerMetrics::SchedulerMetrics(Registry& r)
           "gantry_cache_size",
           "Other objects and entries the scheduler keeps, by type: resourceslices, resourceclaims, "
           "assumed_resourceclaims, in_flight_allocations, deviceclasses, resourceclaimtemplates, "
-          "podgroups, foreign_group_members, group_transitions.",
+          "podgroups, foreign_group_members, group_transitions, interned_symbols (distinct "
+          "label keys and values, names and other strings interned since the process started).",
           {"type"})) {}
 
 void SchedulerMetrics::ObserveExtensionPoint(std::string_view point, std::string_view status,

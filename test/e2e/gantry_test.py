@@ -322,6 +322,7 @@ def test_scheduling(cp, binary):
                timeout=30)
         assert (g.metric("scheduler_cache_size", type="pods") or 0) >= 6
         assert g.metric("gantry_status_patch_queue_length") is not None
+        assert (g.metric("gantry_cache_size", type="interned_symbols") or 0) > 0
 
         m = g.metric("scheduler_schedule_attempts_total", result="scheduled", profile=SCHEDULER)
         assert m is not None and m >= 6, m
