@@ -336,16 +336,17 @@ void DraState::UpsertClaimLocked(std::shared_ptr<const api::ResourceClaim> claim
 
 namespace {
 
-// True when resourceVersion `a` is older than `b`. resourceVersions are
-// opaque to clients but etcd-backed servers issue increasing integers, which
-// the assume cache compares as upstream's does; a version that is not an
-// integer (or is empty, as in snapshots) orders nothing.
+// resourceVersions are opaque to clients but etcd-backed servers issue
+// increasing integers, which the assume cache compares as upstream's does; a
+// version that is not an integer (or is empty, as in snapshots) orders
+// nothing: both comparisons below are false for it.
 bool ParseVersion(std::string_view v, uint64_t* out) {
   const char* end = v.data() + v.size();
   auto [ptr, ec] = std::from_chars(v.data(), end, *out);
   return !v.empty() && ec == std::errc() && ptr == end;
 }
 
+// True when both versions are integers and `a` is older than `b`.
 bool OlderVersion(std::string_view a, std::string_view b) {
   uint64_t va = 0, vb = 0;
   return ParseVersion(a, &va) && ParseVersion(b, &vb) && va < vb;
