@@ -139,34 +139,35 @@ TEST_F(SchedulerTest, ExistingLoadCounts) {
   EXPECT_EQ(writer_.events.back().note, "0/1 nodes are available: 1 Insufficient cpu.");
 }
 
+// Without VolumeBinding, a pod whose volumes need a PersistentVolumeClaim
+// (a generic ephemeral volume is one that kube-controller-manager creates as
+// "<pod>-<volume>") is never bound blindly.
 TEST_F(SchedulerTest, PodsWithVolumeClaimsAreNeverBoundBlindly) {
+  struct Case {
+    const char* pod;
+    std::vector<std::string> pvcs, ephemeral;
+    const char* claims;  // as the message names them
+  };
+  const Case cases[] = {
+      {"db", {"data"}, {}, "data"},
+      {"train", {}, {"scratch"}, "train-scratch"},
+  };
   AddNode("a", 1000);
-  api::Pod pod = SimplePod("db", 100, 0);
-  pod.pvc_names = {"data"};
-  sched_.OnPodAdd(std::make_shared<const api::Pod>(pod));
-  Drain();
-  EXPECT_TRUE(writer_.bindings.empty());
-  ASSERT_FALSE(writer_.events.empty());
-  EXPECT_EQ(writer_.events.back().note,
-            "0/1 nodes are available: pod has PersistentVolumeClaim volumes (data) and volume "
-            "binding is not "
-            "supported by this build of Gantry (VolumeBinding is not built in).");
-}
-
-// A generic ephemeral volume is a PersistentVolumeClaim that
-// kube-controller-manager creates as "<pod>-<volume>": the same rule holds.
-TEST_F(SchedulerTest, PodsWithGenericEphemeralVolumesAreNeverBoundBlindly) {
-  AddNode("a", 1000);
-  api::Pod pod = SimplePod("train", 100, 0);
-  pod.ephemeral_volume_names = {"scratch"};
-  sched_.OnPodAdd(std::make_shared<const api::Pod>(pod));
-  Drain();
-  EXPECT_TRUE(writer_.bindings.empty());
-  ASSERT_FALSE(writer_.events.empty());
-  EXPECT_EQ(writer_.events.back().note,
-            "0/1 nodes are available: pod has PersistentVolumeClaim volumes (train-scratch) and "
-            "volume binding is not supported by this build of Gantry (VolumeBinding is not built "
-            "in).");
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.pod);
+    api::Pod pod = SimplePod(c.pod, 100, 0);
+    pod.pvc_names = c.pvcs;
+    pod.ephemeral_volume_names = c.ephemeral;
+    sched_.OnPodAdd(std::make_shared<const api::Pod>(pod));
+    Drain();
+    EXPECT_TRUE(writer_.bindings.empty());
+    ASSERT_FALSE(writer_.events.empty());
+    EXPECT_EQ(writer_.events.back().note,
+              std::string("0/1 nodes are available: pod has PersistentVolumeClaim volumes (") +
+                  c.claims +
+                  ") and volume binding is not supported by this build of Gantry "
+                  "(VolumeBinding is not built in).");
+  }
 }
 
 // ---- Binding workers (live mode) ------------------------------------------------------
