@@ -1,5 +1,6 @@
 // What the framework gives plugins: read access to the cycle's snapshot,
-// the cluster writer, the clock, the worker pool and namespace labels.
+// the cluster writer, the clock, the worker pool, namespace labels and the
+// metrics plugins record.
 #ifndef GANTRY_HANDLE_H_
 #define GANTRY_HANDLE_H_
 
@@ -12,6 +13,7 @@
 #include "gantry/clock.h"
 #include "gantry/cluster_writer.h"
 #include "gantry/cycle_state.h"
+#include "gantry/metrics.h"
 #include "gantry/status.h"
 #include "gantry/types.h"
 #include "src/api/policy.h"
@@ -99,6 +101,8 @@ class FrameworkHandle {
   // Dynamic Resource Allocation state (slices, classes, claims, in-flight
   // allocations); null when the scheduler runs without DRA.
   virtual state::DraState* Dra() const { return nullptr; }
+  // Where plugins record their metrics (see gantry/metrics.h).
+  virtual PluginMetrics& Metrics() const { return NoPluginMetrics::Instance(); }
 
   // ---- Preemption support (what-if evaluation on modified NodeInfo copies) --
   // The defaults return an Error so that handles without a framework keep

@@ -9,7 +9,6 @@
 #include "gantry/util/strings.h"
 #include "plugins/helper/helper.h"
 #include "src/api/policy.h"
-#include "src/server/metrics.h"
 
 namespace gantry::plugins::default_preemption {
 
@@ -409,8 +408,7 @@ int DefaultPreemption::PickOne(const std::vector<Candidate>& candidates) {
 framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
                                                           const framework::NodeToStatus& filtered) {
   // scheduler_preemption_attempts_total counts every PostFilter run, as upstream.
-  static server::Counter& attempts = server::GlobalMetrics().preemption_attempts.Get();
-  attempts.Inc();
+  handle_.Metrics().PreemptionAttempted();
   framework::PostFilterResult result;
   if (std::string why = EligibleToPreemptOthers(pod, filtered); !why.empty()) {
     result.status = Status(Code::kUnschedulable, why);
@@ -483,8 +481,7 @@ framework::PostFilterResult DefaultPreemption::PostFilter(CycleState& state, con
 
   const int best = PickOne(candidates);
   const Candidate& chosen = candidates[static_cast<size_t>(best)];
-  static server::Histogram& victims = server::GlobalMetrics().preemption_victims.Get();
-  victims.Observe(static_cast<double>(chosen.victims.size()));
+  handle_.Metrics().PreemptionVictims(static_cast<int>(chosen.victims.size()));
   framework::ClusterWriter& writer = handle_.Writer();
   for (const PodInfoPtr& v : chosen.victims) {
     // Members of an evicted `all` group may be on other nodes.

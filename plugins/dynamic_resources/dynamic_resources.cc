@@ -13,7 +13,6 @@
 #include "gantry/util/strings.h"
 #include "plugins/helper/helper.h"
 #include "src/dra/device_preference.h"
-#include "src/server/metrics.h"
 #include "src/state/dra_state.h"
 
 namespace gantry::plugins::dynamic_resources {
@@ -437,7 +436,7 @@ absl::StatusOr<std::unique_ptr<dra::Allocator>> MakeAllocator(const CycleData& d
 // holds the result in `data`. False when nothing was held.
 bool HoldNominated(CycleData& data, const framework::PodInfo& nominated,
                    const framework::NodeInfo& node, state::DraState* dra, dra::Features features,
-                   int64_t filter_timeout_micros) {
+                   int64_t filter_timeout_micros, framework::PluginMetrics& metrics) {
   const api::Pod& np = nominated.p();
   if (np.resource_claims.empty() || dra == nullptr || node.node() == nullptr ||
       !data.held_pods.insert(nominated.uid()).second)
@@ -489,6 +488,7 @@ bool HoldNominated(CycleData& data, const framework::PodInfo& nominated,
     deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(filter_timeout_micros);
   }
   dra::NodeAllocation out = (*allocator)->Allocate(*node.node(), deadline, /*materialize=*/true);
+  metrics.CelEvaluations(out.cel_evaluations);
   if (!out.ok()) return false;  // it would not fit there either: nothing to keep for it
   for (const auto& c : to_allocate) data.held_claims.insert(c->meta.uid);
   for (api::AllocationResult& a : out.allocations) data.held.push_back(std::move(a));
@@ -757,7 +757,8 @@ Status DynamicResources::PreFilter(framework::CycleState& state, const framework
     // Devices that pods nominated with >= priority would take stay theirs.
     for (const framework::NominatedPod& np : handle_.Snapshot().NominatedPods()) {
       if (np.pod->uid() != pod.uid() && np.node != nullptr)
-        HoldNominated(*data, *np.pod, *np.node, dra, features_, args_.filter_timeout_micros);
+        HoldNominated(*data, *np.pod, *np.node, dra, features_, args_.filter_timeout_micros,
+                      handle_.Metrics());
     }
     data->view = ViewOf(*data);
     // Without the node memo Filter inserts one solution per feasible node:
@@ -845,7 +846,8 @@ Status DynamicResources::AddPod(framework::CycleState& state, const framework::P
     // Not removed by this what-if: a pod nominated to `node` (upstream
     // addNominatedPods) holds the devices it would get there.
     if (!to_add.p().node_name.empty()) return Status();
-    return HoldNominated(data, to_add, node, handle_.Dra(), features_, args_.filter_timeout_micros)
+    return HoldNominated(data, to_add, node, handle_.Dra(), features_, args_.filter_timeout_micros,
+                         handle_.Metrics())
                ? RebuildAllocator(state)
                : Status();
   }
@@ -932,9 +934,10 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
       deadline = alloc_start + std::chrono::microseconds(args_.filter_timeout_micros);
     auto computed = std::make_shared<dra::NodeAllocation>(
         allocator->Allocate(*n, deadline, /*materialize=*/false));
-    static server::Histogram& alloc_seconds = server::GlobalMetrics().dra_allocation_duration.Get();
-    alloc_seconds.Observe(
+    framework::PluginMetrics& metrics = handle_.Metrics();
+    metrics.DraAllocationDuration(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - alloc_start).count());
+    metrics.CelEvaluations(computed->cel_evaluations);
     out = std::move(computed);
     if (memo) memo_->Store(*data.memo, spec, node.node_ptr(), out);
   }
@@ -1113,6 +1116,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
         pref->Get(node, allocator->snapshot().inventory.get());
     if (!devices.empty() && node_object != nullptr) {
       preferred = allocator->Allocate(*node_object, deadline(), /*materialize=*/false, devices);
+      handle_.Metrics().CelEvaluations(preferred.cel_evaluations);
     }
   }
   std::shared_ptr<const dra::NodeAllocation> filtered =
@@ -1121,6 +1125,7 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
     // The memo no longer holds Filter's outcome (not expected within a
     // cycle): search the node again, over the same view.
     preferred = allocator->Allocate(*node_object, deadline(), /*materialize=*/false);
+    handle_.Metrics().CelEvaluations(preferred.cel_evaluations);
   }
   if (!preferred.ok() && filtered == nullptr) {
     return Status::Error(gantry::StrCat("no device allocation was computed for node ", node));

@@ -66,11 +66,31 @@ cel::DeviceInputBuilder& ThreadBuilder() {
   return builder;
 }
 
+// Selector evaluations this thread ran since its last report (see
+// ReportEvaluations).
+thread_local int64_t tl_cel_evaluations = 0;
+
+// Adds the thread's selector evaluations to the metrics when it goes out of
+// scope: one per PreScore / Score call, whatever path it returns by.
+class ReportEvaluations {
+ public:
+  explicit ReportEvaluations(framework::PluginMetrics& metrics) : metrics_(metrics) {}
+  ~ReportEvaluations() {
+    if (tl_cel_evaluations != 0) metrics_.CelEvaluations(std::exchange(tl_cel_evaluations, 0));
+  }
+  ReportEvaluations(const ReportEvaluations&) = delete;
+  ReportEvaluations& operator=(const ReportEvaluations&) = delete;
+
+ private:
+  framework::PluginMetrics& metrics_;
+};
+
 bool SelectorMatches(const state::DraSnapshot& snap, const CompiledSelector& s, int32_t dev) {
   if (s.program == nullptr) return false;
   uint8_t m = s.memo->Get(dev);
   if (m == 1) return true;
   if (m == 2 || m == 3) return false;
+  ++tl_cel_evaluations;
   const state::DraDevice& d = snap.inventory->devices[static_cast<size_t>(dev)];
   absl::StatusOr<bool> r =
       cel::EvaluateSelector(*s.program, ThreadBuilder().Build(d.driver.view(), *d.device));
@@ -779,6 +799,7 @@ Status GpuFragmentation::PreFilter(framework::CycleState&, const framework::PodI
 
 Status GpuFragmentation::PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                                   const std::vector<const framework::NodeInfo*>&) {
+  ReportEvaluations report(handle_.Metrics());
   state::DraState* dra = handle_.Dra();
   if (dra == nullptr) return Status::Skip();
   std::vector<WeightedShape> shapes = Distribution();
@@ -848,6 +869,7 @@ Status GpuFragmentation::PreScore(framework::CycleState& state, const framework:
 
 Status GpuFragmentation::Score(const framework::CycleState& state, const framework::PodInfo&,
                                const framework::NodeInfo& node, int64_t* score) {
+  ReportEvaluations report(handle_.Metrics());
   *score = 0;
   auto read = state.Read<CycleData>(kCycleKey);
   if (!read.ok()) return Status();
@@ -893,6 +915,7 @@ Status GpuFragmentation::Score(const framework::CycleState& state, const framewo
   }
   if (!frag_after && node.node() != nullptr) {
     dra::NodeAllocation out = data.allocator->Allocate(*node.node());
+    tl_cel_evaluations += out.cel_evaluations;
     if (!out.ok()) {
       *score = kInfeasible;
       return Status();

@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "gantry/util/strings.h"
 #include "src/cel/semver.h"
-#include "src/server/metrics.h"
 
 namespace gantry::cel {
 
@@ -47,8 +46,6 @@ absl::Status ValidateDeviceInput(const DeviceInput& device) {
 }
 
 absl::StatusOr<bool> EvaluateSelector(const Program& program, const DeviceInput& device) {
-  static server::Counter& evaluations = server::GlobalMetrics().cel_evaluations.Get();
-  evaluations.Inc();
   Value dev = DeviceValue(device);
   Value r = program.Evaluate(std::span<const Value>(&dev, 1));
   if (r.kind() == Kind::kBool) return r.bool_value();

@@ -4,7 +4,7 @@
 
 namespace gantry::client {
 
-ClientMetrics::ClientMetrics(server::Registry& r)
+ClientMetrics::ClientMetrics(metrics::Registry& r)
     : writes_fenced(r.AddCounter(
           "gantry_writes_fenced_total",
           "Mutating requests (bindings, status patches, claim writes, evictions, events) refused "
@@ -30,11 +30,6 @@ ClientMetrics::ClientMetrics(server::Registry& r)
           "gantry_responses_too_large_total",
           "Responses whose body exceeded the response size limit and was dropped, by resource.",
           {"resource"})) {}
-
-ClientMetrics& GlobalClientMetrics() {
-  static ClientMetrics* m = new ClientMetrics(server::GlobalRegistry());
-  return *m;
-}
 
 std::string ResourceOfPath(std::string_view path) {
   path = path.substr(0, path.find('?'));

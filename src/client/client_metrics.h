@@ -1,5 +1,6 @@
-// The live client's own metric families (gantry_ namespace), registered on
-// the process-wide registry (server::GlobalRegistry()) on first use:
+// The live client's own metric families (gantry_ namespace). The owner of the
+// registry creates one ClientMetrics and hands it to every HttpClient it makes
+// (ClientOptions::metrics); the client's reflectors count through it too:
 //
 //   gantry_writes_fenced_total{resource}            writes refused by the WriteFence
 //   gantry_watch_stalls_total{resource}             watches silent past the stall timeout
@@ -15,22 +16,19 @@
 #include <string>
 #include <string_view>
 
-#include "src/server/metrics.h"
+#include "src/metrics/metrics.h"
 
 namespace gantry::client {
 
 struct ClientMetrics {
-  explicit ClientMetrics(server::Registry& registry);
+  explicit ClientMetrics(metrics::Registry& registry);
 
-  server::CounterFamily& writes_fenced;           // {resource}
-  server::CounterFamily& watch_stalls;            // {resource}
-  server::CounterFamily& watch_restarts;          // {resource, reason}
-  server::CounterFamily& watch_events_too_large;  // {resource}
-  server::CounterFamily& responses_too_large;     // {resource}
+  metrics::CounterFamily& writes_fenced;           // {resource}
+  metrics::CounterFamily& watch_stalls;            // {resource}
+  metrics::CounterFamily& watch_restarts;          // {resource, reason}
+  metrics::CounterFamily& watch_events_too_large;  // {resource}
+  metrics::CounterFamily& responses_too_large;     // {resource}
 };
-
-// On server::GlobalRegistry().
-ClientMetrics& GlobalClientMetrics();
 
 // The resource (and subresource) a request path addresses, for metric
 // labels: "/api/v1/namespaces/d/pods/p/binding?x=1" -> "pods/binding",

@@ -496,7 +496,7 @@ WriteFence* HttpClient::FenceFor(const HttpRequest& req) const {
 absl::Status HttpClient::Refused(const HttpRequest& req, absl::Status why) const {
   options_.write_fence->CountRefused();
   const std::string resource = ResourceOfPath(req.path);
-  GlobalClientMetrics().writes_fenced.With({resource}).Inc();
+  if (options_.metrics != nullptr) options_.metrics->writes_fenced.With({resource}).Inc();
   // A deposed leader may refuse thousands of queued writes: log a sample.
   const int64_t n = options_.write_fence->refused();
   if (n == 1 || n % 1000 == 0) {
@@ -631,7 +631,8 @@ absl::StatusOr<HttpResponse> HttpClient::Perform(const HttpRequest& req, Transfe
   if (rc != CURLE_OK) {
     if (!xfer->fence_refusal.ok()) return xfer->fence_refusal;
     if (xfer->body_too_large || rc == CURLE_FILESIZE_EXCEEDED) {
-      GlobalClientMetrics().responses_too_large.With({ResourceOfPath(req.path)}).Inc();
+      if (options_.metrics != nullptr)
+        options_.metrics->responses_too_large.With({ResourceOfPath(req.path)}).Inc();
       return absl::ResourceExhaustedError(StrCat(req.method, " ", req.path,
                                                  ": response body over the limit of ",
                                                  xfer->max_body, " bytes, dropped"));

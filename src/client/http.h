@@ -38,6 +38,8 @@
 
 namespace gantry::client {
 
+struct ClientMetrics;  // src/client/client_metrics.h
+
 // Token bucket: `burst` tokens, refilled at `qps` per second. qps <= 0: unlimited.
 class RateLimiter {
  public:
@@ -133,6 +135,10 @@ struct ClientOptions {
   // Largest watch line (one event) Stream passes on: the biggest object
   // etcd stores (1.5 MiB, --max-request-bytes) encoded as JSON, with room.
   size_t max_line_bytes = size_t{16} << 20;
+  // Where this client and the reflectors over it count (fenced writes,
+  // oversized responses, watch restarts); null: not counted. Must outlive
+  // the client.
+  ClientMetrics* metrics = nullptr;
 };
 
 // A Status message as std::string (abseil's string_view is not std's here).
@@ -185,6 +191,8 @@ class HttpClient {
                                       const std::atomic<bool>* stop, int64_t idle_timeout_millis);
 
   const RestConfig& config() const { return config_; }
+  // ClientOptions::metrics (may be null).
+  ClientMetrics* metrics() const { return options_.metrics; }
   RateLimiter& rate_limiter() { return limiter_; }
   int64_t requests_sent() const { return requests_.load(); }
   // Connections opened so far (each a TCP, and for https a TLS, handshake):

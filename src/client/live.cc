@@ -18,8 +18,8 @@
 #include "src/client/leader_election.h"
 #include "src/client/rest_config.h"
 #include "src/client/write_fence.h"
+#include "src/scheduler/scheduler_metrics.h"
 #include "src/scheduler/setup.h"
-#include "src/server/scheduler_metrics.h"
 #include "src/state/cluster_state.h"
 
 namespace gantry::client {
@@ -56,6 +56,10 @@ class LiveClock final : public Clock {
 
 absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework::Registry& registry,
                               const LiveOptions& opts) {
+  if (opts.metrics == nullptr || opts.client_metrics == nullptr) {
+    return absl::InvalidArgumentError(
+        "RunLiveScheduler: LiveOptions.metrics and client_metrics are required");
+  }
   std::atomic<bool> stopping{false};  // our own stop: external stop, or lease lost
   auto external_stop = [&] { return opts.stop != nullptr && opts.stop->load(); };
 
@@ -69,6 +73,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   ClientOptions co;
   co.qps = cfg.client_connection.qps;
   co.burst = cfg.client_connection.burst;
+  co.metrics = opts.client_metrics;
   // With leader election, every write but the lease's own passes the fence
   // the elector keeps open while the lease is surely ours.
   const auto& le = cfg.leader_election;
@@ -126,8 +131,8 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   if (!bundle.ok()) return bundle.status();
   scheduler::Scheduler& sched = *bundle->scheduler;
   // Scheduling-attempt and queue metrics for /metrics; destroyed before the scheduler.
-  std::unique_ptr<server::AttachedSchedulerMetrics> metrics =
-      server::AttachSchedulerMetrics(sched, server::GlobalMetrics());
+  std::unique_ptr<scheduler::AttachedSchedulerMetrics> metrics =
+      scheduler::AttachSchedulerMetrics(sched, *opts.metrics);
 
   EventSource source(**client, *discovery, sched);
 
@@ -168,37 +173,36 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   }
   source.Start();
   // gantry_decode_errors_total{kind}: read from the informers at scrape time.
-  server::SchedulerMetrics& global_metrics = server::GlobalMetrics();
-  const server::Registry::HookId decode_hook =
-      global_metrics.registry.AddCollectHook([&source, &global_metrics] {
+  metrics::SchedulerMetrics& run_metrics = *opts.metrics;
+  const metrics::Registry::HookId decode_hook =
+      run_metrics.registry.AddCollectHook([&source, &run_metrics] {
         for (const auto& [kind, n] : source.DecodeErrorsByKind()) {
-          global_metrics.decode_errors.With({kind}).Mirror(static_cast<double>(n));
+          run_metrics.decode_errors.With({kind}).Mirror(static_cast<double>(n));
         }
       });
   // gantry_events_total{result}, gantry_event_queue_length: from the writer.
-  const server::Registry::HookId events_hook =
-      global_metrics.registry.AddCollectHook([&writer, &global_metrics] {
-        const WriterStats ws = writer.Stats();
-        global_metrics.events.With({"created"}).Mirror(static_cast<double>(ws.events_created));
-        global_metrics.events.With({"folded"}).Mirror(static_cast<double>(ws.events_folded));
-        global_metrics.events.With({"dropped"}).Mirror(static_cast<double>(ws.events_dropped));
-        global_metrics.events.With({"failed"}).Mirror(static_cast<double>(ws.event_failures));
-        global_metrics.event_queue_length.Get().Set(static_cast<double>(ws.events_queued));
-        global_metrics.status_patch_queue_length.Get().Set(
-            static_cast<double>(ws.status_patches_queued));
-        global_metrics.gantry_cache_size.With({"group_transitions"})
-            .Set(static_cast<double>(ws.group_transitions));
-      });
+  const metrics::Registry::HookId events_hook = run_metrics.registry.AddCollectHook([&writer,
+                                                                                     &run_metrics] {
+    const WriterStats ws = writer.Stats();
+    run_metrics.events.With({"created"}).Mirror(static_cast<double>(ws.events_created));
+    run_metrics.events.With({"folded"}).Mirror(static_cast<double>(ws.events_folded));
+    run_metrics.events.With({"dropped"}).Mirror(static_cast<double>(ws.events_dropped));
+    run_metrics.events.With({"failed"}).Mirror(static_cast<double>(ws.event_failures));
+    run_metrics.event_queue_length.Get().Set(static_cast<double>(ws.events_queued));
+    run_metrics.status_patch_queue_length.Get().Set(static_cast<double>(ws.status_patches_queued));
+    run_metrics.gantry_cache_size.With({"group_transitions"})
+        .Set(static_cast<double>(ws.group_transitions));
+  });
   // scheduler_cache_size{type}, gantry_cache_size{type}: what the caches hold.
-  const server::Registry::HookId cache_hook =
-      global_metrics.registry.AddCollectHook([&sched, &global_metrics] {
+  const metrics::Registry::HookId cache_hook =
+      run_metrics.registry.AddCollectHook([&sched, &run_metrics] {
         const state::ClusterState& cs = sched.cluster_state();
-        server::GaugeFamily& upstream = global_metrics.cache_size;
+        metrics::GaugeFamily& upstream = run_metrics.cache_size;
         upstream.With({"nodes"}).Set(static_cast<double>(cs.NodeCount()));
         upstream.With({"pods"}).Set(static_cast<double>(cs.PodCount()));
         upstream.With({"assumed_pods"}).Set(static_cast<double>(cs.AssumedPodCount()));
         const state::DraStats ds = sched.dra().Stats();
-        server::GaugeFamily& own = global_metrics.gantry_cache_size;
+        metrics::GaugeFamily& own = run_metrics.gantry_cache_size;
         own.With({"resourceslices"}).Set(static_cast<double>(ds.slices));
         own.With({"resourceclaims"}).Set(static_cast<double>(ds.claims));
         own.With({"assumed_resourceclaims"}).Set(static_cast<double>(ds.assumed_claims));
@@ -340,9 +344,9 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   elector_stop.store(true);
   if (elector_thread.joinable()) elector_thread.join();
   housekeeping.join();
-  global_metrics.registry.RemoveCollectHook(decode_hook);
-  global_metrics.registry.RemoveCollectHook(events_hook);
-  global_metrics.registry.RemoveCollectHook(cache_hook);
+  run_metrics.registry.RemoveCollectHook(decode_hook);
+  run_metrics.registry.RemoveCollectHook(events_hook);
+  run_metrics.registry.RemoveCollectHook(cache_hook);
   source.Stop();
   attachment.reset();
   {

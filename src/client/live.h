@@ -13,7 +13,9 @@
 #include "gantry/clock.h"
 #include "gantry/registry.h"
 #include "src/api/objects.h"
+#include "src/client/client_metrics.h"
 #include "src/config/config.h"
+#include "src/metrics/metrics.h"
 #include "src/scheduler/scheduler.h"
 
 namespace gantry::client {
@@ -51,6 +53,10 @@ struct LiveOptions {
   // Called once the scheduler is built, before the reflectors start. What it
   // returns is destroyed before the scheduler (an error stops the run).
   std::function<absl::StatusOr<std::shared_ptr<void>>(const LiveContext&)> attach;
+  // Where the run records (required; both on the registry /metrics serves,
+  // owned by the caller and outliving the run).
+  metrics::SchedulerMetrics* metrics = nullptr;
+  ClientMetrics* client_metrics = nullptr;
 };
 
 // Blocks until *opts.stop becomes true (returns OK after a graceful

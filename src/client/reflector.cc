@@ -201,7 +201,7 @@ Reflector::WatchEnd Reflector::Watch(const std::atomic<bool>* stop) {
 
 void Reflector::CountRestart(const char* reason) {
   stats_.restarts.fetch_add(1);
-  GlobalClientMetrics().watch_restarts.With({options_.name, reason}).Inc();
+  if (ClientMetrics* m = client_.metrics()) m->watch_restarts.With({options_.name, reason}).Inc();
 }
 
 void Reflector::Run(const std::atomic<bool>* stop) {
@@ -236,14 +236,15 @@ void Reflector::Run(const std::atomic<bool>* stop) {
         break;
       case WatchEnd::kStalled:
         stats_.stalls.fetch_add(1);
-        GlobalClientMetrics().watch_stalls.With({options_.name}).Inc();
+        if (ClientMetrics* m = client_.metrics()) m->watch_stalls.With({options_.name}).Inc();
         CountRestart("stall");
         SleepFor(backoff.NextMillis(), stop);
         break;
       case WatchEnd::kEventTooLarge:
         // The skipped event may have changed the cache: relist.
         stats_.events_too_large.fetch_add(1);
-        GlobalClientMetrics().watch_events_too_large.With({options_.name}).Inc();
+        if (ClientMetrics* m = client_.metrics())
+          m->watch_events_too_large.With({options_.name}).Inc();
         CountRestart("event_too_large");
         need_list = true;
         break;

@@ -360,6 +360,7 @@ class Search {
         s_(scratch) {}
 
   NodeAllocation Run(bool materialize);
+  int64_t cel_evaluations() const { return cel_evaluations_; }
 
  private:
   enum class Step : uint8_t { kOk, kFail, kSizeExceeded, kAbort };
@@ -392,6 +393,7 @@ class Search {
   absl::Span<const int32_t> preferred_;
   Scratch& s_;
   int64_t steps_ = 0;
+  int64_t cel_evaluations_ = 0;
   bool aborted_ = false;
   std::string fatal_;
   bool saw_invalid_pool_ = false;
@@ -457,6 +459,7 @@ std::optional<bool> Search::Selectable(const ReqSpec& rs, int32_t dev, std::stri
       return std::nullopt;
     }
     if (input == nullptr) input = &s_.builder.Build(d.driver.view(), *d.device);
+    ++cel_evaluations_;
     absl::StatusOr<bool> r = cel::EvaluateSelector(**s.program, *input);
     if (!r.ok()) {
       s.memo->Set(dev, 3);
@@ -1099,7 +1102,9 @@ NodeAllocation Search::Run(bool materialize) {
 NodeAllocation Allocator::Allocate(const api::Node& node, Clock::time_point deadline, bool materialize,
                                    absl::Span<const int32_t> preferred) const {
   Search s(*impl_, *snapshot_, node, deadline, preferred, ThreadScratch());
-  return s.Run(materialize);
+  NodeAllocation out = s.Run(materialize);
+  out.cel_evaluations = s.cel_evaluations();
+  return out;
 }
 
 std::string Allocator::Restate(const NodeAllocation& from) const {

@@ -107,6 +107,8 @@ struct NodeAllocation {
   };
   absl::InlinedVector<Label, 1> labels;
   int64_t steps = 0;
+  // Selector evaluations this search ran (memoized verdicts not counted).
+  int64_t cel_evaluations = 0;
   bool ok() const { return result == Result::kSuccess; }
 };
 

@@ -183,6 +183,7 @@ class Framework final : public FrameworkHandle {
     return snapshot_->PodDisruptionBudgets();
   }
   state::DraState* Dra() const override { return dra_; }
+  PluginMetrics& Metrics() const override { return *plugin_metrics_; }
   DisruptionUnit DisruptionUnitOf(const api::Pod& pod) const override {
     return disruption_units_ ? disruption_units_(pod) : DisruptionUnit{};
   }
@@ -214,6 +215,11 @@ class Framework final : public FrameworkHandle {
   // PreBind, Bind and PostBind (not the per-node Filter, as upstream). Set
   // before scheduling starts; nullptr (the default) turns timing off.
   void SetExtensionPointObserver(ExtensionPointObserver* observer) { point_observer_ = observer; }
+  // Where plugins record (FrameworkHandle::Metrics). Set before scheduling
+  // starts; nullptr restores NoPluginMetrics.
+  void SetPluginMetrics(PluginMetrics* metrics) {
+    plugin_metrics_ = metrics != nullptr ? metrics : &NoPluginMetrics::Instance();
+  }
 
  private:
   Framework(ClusterWriter& writer, const Clock& clock, Parallelizer& parallelizer)
@@ -230,6 +236,7 @@ class Framework final : public FrameworkHandle {
   state::DraState* dra_ = nullptr;
   std::function<DisruptionUnit(const api::Pod&)> disruption_units_;
   ExtensionPointObserver* point_observer_ = nullptr;
+  PluginMetrics* plugin_metrics_ = &NoPluginMetrics::Instance();
 
   // The extension point bodies; the public Run*Plugins time them.
   Status RunPreFilterPluginsUntimed(CycleState& state, const PodInfo& pod, PreFilterResult* result);

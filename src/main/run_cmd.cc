@@ -18,10 +18,10 @@
 #include "src/config/config.h"
 #include "src/main/commands.h"
 #include "src/main/flags.h"
+#include "src/metrics/metrics.h"
 #include "src/server/admin_server.h"
 #include "src/server/health_server.h"
 #include "src/server/log.h"
-#include "src/server/metrics.h"
 
 namespace gantry::cmd {
 namespace {
@@ -118,7 +118,11 @@ int RunLive(const RunFlags& flags) {
 
   // 3. Signals, metrics and the HTTPS endpoint.
   InstallSignalHandlers();
-  server::SchedulerMetrics& metrics = server::GlobalMetrics();
+  // The one registry /metrics serves: process, scheduler and client families.
+  metrics::Registry metrics_registry;
+  metrics::RegisterProcessMetrics(metrics_registry);
+  metrics::SchedulerMetrics metrics(metrics_registry);
+  client::ClientMetrics client_metrics(metrics_registry);
   const std::string lease_name = cfg->leader_election.resource_name;
   if (cfg->leader_election.leader_elect) metrics.SetLeader(lease_name, false);
   server::HealthChecks checks;
@@ -139,6 +143,8 @@ int RunLive(const RunFlags& flags) {
 
   // 4. Live scheduling until SIGTERM/SIGINT or loss of the lease.
   client::LiveOptions live;
+  live.metrics = &metrics;
+  live.client_metrics = &client_metrics;
   live.kubeconfig_override = from_file ? std::string() : flags.kubeconfig;
   live.master = flags.master;
   live.stop = &g_stop;

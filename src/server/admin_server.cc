@@ -37,7 +37,7 @@ absl::StatusOr<std::string> ReadPem(std::string_view flag, const std::string& pa
 
 }  // namespace
 
-AdminMetrics RegisterAdminMetrics(Registry& registry) {
+AdminMetrics RegisterAdminMetrics(metrics::Registry& registry) {
   AdminMetrics m;
   m.requests = &registry.AddCounter(
       "gantry_admin_requests_total",

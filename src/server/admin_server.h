@@ -27,7 +27,7 @@
 #include "src/admin/engine.h"
 #include "src/admin/recorder.h"
 #include "src/client/live.h"
-#include "src/server/metrics.h"
+#include "src/metrics/metrics.h"
 
 namespace grpc {
 class Server;
@@ -67,16 +67,16 @@ class AdminBackend {
 // The admin service's metrics; either may be null (not counted).
 struct AdminMetrics {
   // gantry_admin_requests_total{method, code}: every call by its outcome.
-  CounterFamily* requests = nullptr;
+  metrics::CounterFamily* requests = nullptr;
   // gantry_admin_calls_rejected_busy_total{method}: calls refused because
   // the concurrency limit was reached (also counted in `requests` as
   // RESOURCE_EXHAUSTED).
-  CounterFamily* rejected_busy = nullptr;
+  metrics::CounterFamily* rejected_busy = nullptr;
 };
 
 // Registers the admin metrics in `registry` (once per registry: call it
 // once and keep the result).
-AdminMetrics RegisterAdminMetrics(Registry& registry);
+AdminMetrics RegisterAdminMetrics(metrics::Registry& registry);
 
 // Decodes recorded objects into an ObjectSet. Objects that do not decode
 // are skipped (as the reflectors skip them) and counted in `*skipped`.

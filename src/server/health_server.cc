@@ -262,7 +262,7 @@ absl::StatusOr<TlsMaterial> LoadOrCreateTls(const ServingOptions& o) {
 // ---- HealthServer --------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const ServingOptions& options,
-                                                                  const Registry* metrics,
+                                                                  const metrics::Registry* metrics,
                                                                   const HealthChecks* checks) {
   if (options.secure_port < 0 || options.secure_port > 65535) {
     return absl::InvalidArgumentError(
@@ -311,7 +311,7 @@ absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const ServingO
     WriteBody(res, r.ok ? 200 : 503, std::move(r.body), "text/plain; charset=utf-8");
   });
   server->Get("/metrics", [metrics](const httplib::Request&, httplib::Response& res) {
-    WriteBody(res, 200, metrics->Render(), std::string(kPrometheusContentType).c_str());
+    WriteBody(res, 200, metrics->Render(), std::string(metrics::kPrometheusContentType).c_str());
   });
 
   std::unique_ptr<HealthServer> hs(new HealthServer());

@@ -28,7 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "src/server/metrics.h"
+#include "src/metrics/metrics.h"
 
 namespace httplib {
 class Server;
@@ -95,7 +95,8 @@ class HealthServer {
   // Binds, then serves on a background thread. `metrics` and `checks` must
   // outlive the server.
   static absl::StatusOr<std::unique_ptr<HealthServer>> Start(const ServingOptions& options,
-                                                             const Registry* metrics, const HealthChecks* checks);
+                                                             const metrics::Registry* metrics,
+                                                             const HealthChecks* checks);
   ~HealthServer();
   HealthServer(const HealthServer&) = delete;
   HealthServer& operator=(const HealthServer&) = delete;

@@ -141,7 +141,7 @@ class AdminServiceTest : public ::testing::Test {
   }
 
   int max_concurrent_calls_ = kDefaultAdminMaxConcurrentCalls;
-  Registry registry_;
+  metrics::Registry registry_;
   AdminMetrics metrics_ = RegisterAdminMetrics(registry_);
   FakeBackend backend_;
   std::unique_ptr<AdminServer> server_;
@@ -400,7 +400,7 @@ TEST(AdminServerTlsTest, MutualTlsRefusesClientsWithoutACertificateFromTheCa) {
   const std::string ca_file = gantry::testing::WriteTestFile(dir, "ca.pem", ca.CertPem());
 
   FakeBackend backend;
-  Registry registry;
+  metrics::Registry registry;
   AdminMetrics metrics = RegisterAdminMetrics(registry);
   AdminServerOptions o;
   o.address = "127.0.0.1:0";

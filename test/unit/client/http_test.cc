@@ -102,24 +102,26 @@ TEST_P(BodyCap, DropsBodiesOverTheLimit) {
                                      });
   });
   Running<httplib::Server> server(std::move(srv));
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
   ClientOptions opts;
   opts.max_response_bytes = 4096;
+  opts.metrics = &counted;
   auto client = HttpClient::Create(Plain(server.port()), opts);
   ASSERT_TRUE(client.ok());
-  const double before = GlobalClientMetrics().responses_too_large.With({"nodes"}).Value();
   HttpRequest req;
   req.path = "/api/v1/nodes?limit=500";
   absl::StatusOr<HttpResponse> r = (*client)->Do(req);
   if (tc.ok) {
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->body.size(), tc.size);
-    EXPECT_EQ(GlobalClientMetrics().responses_too_large.With({"nodes"}).Value(), before);
+    EXPECT_EQ(counted.responses_too_large.With({"nodes"}).Value(), 0);
   } else {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
     EXPECT_NE(std::string(r.status().message()).find("over the limit of 4096 bytes"),
               std::string::npos)
         << r.status();
-    EXPECT_EQ(GlobalClientMetrics().responses_too_large.With({"nodes"}).Value(), before + 1);
+    EXPECT_EQ(counted.responses_too_large.With({"nodes"}).Value(), 1);
   }
 }
 

@@ -116,7 +116,13 @@ HttpRequest Binding(const std::string& pod) {
   return req;
 }
 
-double FencedWrites() { return GlobalClientMetrics().writes_fenced.With({"pods/binding"}).Value(); }
+// The client metrics the fenced clients below count through.
+ClientMetrics& TestClientMetrics() {
+  static metrics::Registry* registry = new metrics::Registry();
+  static ClientMetrics* m = new ClientMetrics(*registry);
+  return *m;
+}
+double FencedWrites() { return TestClientMetrics().writes_fenced.With({"pods/binding"}).Value(); }
 
 struct LossCase {
   std::string name;
@@ -134,6 +140,7 @@ TEST_P(LeaseLoss, LosesWithinRenewDeadlineAndFencesWrites) {
   auto fence = std::make_shared<WriteFence>();
   ClientOptions opts;
   opts.write_fence = fence;
+  opts.metrics = &TestClientMetrics();
   auto client = HttpClient::Create(fake.Config(), opts);
   ASSERT_TRUE(client.ok()) << client.status();
   LeaderElectionConfig lc;

@@ -257,7 +257,11 @@ TEST(Reflector, StalledWatchIsRestartedAndCounted) {
   Running<httplib::Server> server(std::move(srv));
   RestConfig cfg;
   cfg.server = "http://127.0.0.1:" + std::to_string(server.port());
-  auto client = HttpClient::Create(cfg, ClientOptions{});
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
+  ClientOptions co;
+  co.metrics = &counted;
+  auto client = HttpClient::Create(cfg, co);
   ASSERT_TRUE(client.ok());
   std::atomic<int> adds{0};
   Informer<api::Pod> informer("Pod", &api::DecodePod,
@@ -283,8 +287,8 @@ TEST(Reflector, StalledWatchIsRestartedAndCounted) {
   EXPECT_LT(ms, 300 + 1500);
   EXPECT_EQ(lists.load(), 1);
   EXPECT_EQ(reflector.stats().stalls.load(), 1);
-  EXPECT_EQ(GlobalClientMetrics().watch_stalls.With({"pods-stall-test"}).Value(), 1);
-  EXPECT_EQ(GlobalClientMetrics().watch_restarts.With({"pods-stall-test", "stall"}).Value(), 1);
+  EXPECT_EQ(counted.watch_stalls.With({"pods-stall-test"}).Value(), 1);
+  EXPECT_EQ(counted.watch_restarts.With({"pods-stall-test", "stall"}).Value(), 1);
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_GE(watch_rvs.size(), 2u);
   EXPECT_EQ(watch_rvs[0], "10");
@@ -324,8 +328,11 @@ TEST(Reflector, OversizedWatchEventIsSkippedAndRelists) {
   Running<httplib::Server> server(std::move(srv));
   RestConfig cfg;
   cfg.server = "http://127.0.0.1:" + std::to_string(server.port());
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
   ClientOptions co;
   co.max_line_bytes = 2048;
+  co.metrics = &counted;
   auto client = HttpClient::Create(cfg, co);
   ASSERT_TRUE(client.ok());
   std::mutex hmu;
@@ -349,10 +356,8 @@ TEST(Reflector, OversizedWatchEventIsSkippedAndRelists) {
   ASSERT_TRUE(relisted);
   EXPECT_EQ(lists.load(), 2);
   EXPECT_EQ(reflector.stats().events_too_large.load(), 1);
-  EXPECT_EQ(GlobalClientMetrics().watch_events_too_large.With({"pods-oversized-test"}).Value(), 1);
-  EXPECT_EQ(
-      GlobalClientMetrics().watch_restarts.With({"pods-oversized-test", "event_too_large"}).Value(),
-      1);
+  EXPECT_EQ(counted.watch_events_too_large.With({"pods-oversized-test"}).Value(), 1);
+  EXPECT_EQ(counted.watch_restarts.With({"pods-oversized-test", "event_too_large"}).Value(), 1);
   EXPECT_EQ(reflector.last_resource_version(), "13");
   std::lock_guard<std::mutex> l(hmu);
   EXPECT_EQ(live, (std::set<std::string>{"a", "c"}));
@@ -393,8 +398,11 @@ TEST(Reflector, OversizedListPageIsRefetchedInSmallerPages) {
   Running<httplib::Server> server(std::move(srv));
   RestConfig cfg;
   cfg.server = "http://127.0.0.1:" + std::to_string(server.port());
+  metrics::Registry registry;
+  ClientMetrics counted(registry);
   ClientOptions co;
   co.max_response_bytes = 4096;  // two pods fit, four do not
+  co.metrics = &counted;
   auto client = HttpClient::Create(cfg, co);
   ASSERT_TRUE(client.ok());
   Informer<api::Pod> informer("Pod", &api::DecodePod, {});
@@ -403,7 +411,6 @@ TEST(Reflector, OversizedListPageIsRefetchedInSmallerPages) {
   opts.path = "/api/v1/pods";
   opts.page_size = 4;
   Reflector reflector(**client, opts, &informer);
-  const double too_large_before = GlobalClientMetrics().responses_too_large.With({"pods"}).Value();
   std::atomic<bool> stop{false};
   std::thread t([&] { reflector.Run(&stop); });
   const bool synced = WaitFor([&] { return reflector.HasSynced(); }, 5000);
@@ -411,7 +418,7 @@ TEST(Reflector, OversizedListPageIsRefetchedInSmallerPages) {
   t.join();
   ASSERT_TRUE(synced);
   EXPECT_EQ(informer.size(), 5u);
-  EXPECT_EQ(GlobalClientMetrics().responses_too_large.With({"pods"}).Value() - too_large_before, 1);
+  EXPECT_EQ(counted.responses_too_large.With({"pods"}).Value(), 1);
   std::lock_guard<std::mutex> lock(mu);
   EXPECT_EQ(limits, (std::vector<std::string>{"4@0", "2@0", "2@2", "2@4"}));
 }

@@ -45,7 +45,7 @@ class HealthServerTest : public ::testing::Test {
     return cli.Get(path.c_str());
   }
 
-  Registry registry_;
+  metrics::Registry registry_;
   HealthChecks checks_;
   std::unique_ptr<HealthServer> server_;
 };
@@ -144,7 +144,7 @@ TEST_F(HealthServerTest, CertDirIsPopulatedThenReused) {
 }
 
 TEST(HealthServerErrorsTest, BadTlsInputs) {
-  Registry registry;
+  metrics::Registry registry;
   HealthChecks checks;
   ServingOptions only_cert;
   only_cert.bind_address = "127.0.0.1";
@@ -176,7 +176,7 @@ TEST(HealthServerErrorsTest, BadTlsInputs) {
 }
 
 TEST(HealthServerErrorsTest, PortInUse) {
-  Registry registry;
+  metrics::Registry registry;
   HealthChecks checks;
   ServingOptions o;
   o.bind_address = "127.0.0.1";

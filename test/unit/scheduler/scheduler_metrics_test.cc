@@ -1,4 +1,4 @@
-#include "src/server/scheduler_metrics.h"
+#include "src/scheduler/scheduler_metrics.h"
 
 #include <string>
 #include <vector>
@@ -7,7 +7,9 @@
 #include "gtest/gtest.h"
 #include "test/testing/objects.h"
 
-namespace gantry::server {
+namespace gantry::scheduler {
+
+using metrics::Registry;
 namespace {
 
 using ::testing::HasSubstr;
@@ -16,7 +18,7 @@ TEST(SchedulerMetricsObserverTest, RecordsAttempts) {
   Registry r;
   SchedulerMetrics m(r);
   SchedulerMetricsObserver obs(m);
-  scheduler::AttemptOutcome o;
+  AttemptOutcome o;
   o.profile = "gantry-scheduler";
   o.result = "unschedulable";
   o.duration_micros = 1500;
@@ -46,7 +48,7 @@ TEST(SchedulerMetricsObserverTest, ScheduledPodsFeedSliAndAttemptHistograms) {
       {"unschedulable", 2, 0},       // failures never feed the SLI
   };
   for (const Case& c : cases) {
-    scheduler::AttemptOutcome o;
+    AttemptOutcome o;
     o.profile = "gantry-scheduler";
     o.result = c.result;
     o.attempts = c.attempts;
@@ -69,8 +71,8 @@ TEST(SchedulerMetricsObserverTest, GroupCyclesFeedGangPlacementDuration) {
   Registry r;
   SchedulerMetrics m(r);
   SchedulerMetricsObserver obs(m);
-  scheduler::GroupOutcome ok{"ns/g", true, 4, 4, "", "", 250'000};
-  scheduler::GroupOutcome failed{"ns/h", false, 1, 4, "", "1 of minCount 4", 500'000};
+  GroupOutcome ok{"ns/g", true, 4, 4, "", "", 250'000};
+  GroupOutcome failed{"ns/h", false, 1, 4, "", "1 of minCount 4", 500'000};
   obs.OnGroup(ok);
   obs.OnGroup(failed);
   std::string text = r.Render();
@@ -101,6 +103,33 @@ TEST(ExtensionPointMetricsTest, UpstreamLabelsAndBuckets) {
                               "\"Bind\",status=\"Success\",profile=\"gpu-scheduler\",le=\"0.2048\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("scheduler_framework_extension_point_duration_seconds_bucket{extension_point="
                               "\"Bind\",status=\"Success\",profile=\"gpu-scheduler\",le=\"+Inf\"} 1\n"));
+}
+
+TEST(SchedulerPluginMetricsTest, PluginRecordsReachTheirFamilies) {
+  Registry r;
+  SchedulerMetrics m(r);
+  SchedulerPluginMetrics plugins(m);
+  framework::PluginMetrics& recorder = plugins;
+  recorder.PreemptionAttempted();
+  recorder.PreemptionAttempted();
+  recorder.PreemptionVictims(3);
+  recorder.DraAllocationDuration(0.002);
+  recorder.CelEvaluations(5);
+  recorder.CelEvaluations(0);
+  const std::string text = r.Render();
+  EXPECT_THAT(text, HasSubstr("scheduler_preemption_attempts_total 2\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_preemption_victims_count 1\n"));
+  EXPECT_THAT(text, HasSubstr("scheduler_preemption_victims_sum 3\n"));
+  EXPECT_THAT(text, HasSubstr("gantry_dra_allocation_duration_seconds_count 1\n"));
+  EXPECT_THAT(text, HasSubstr("gantry_cel_evaluations_total 5\n"));
+}
+
+TEST(SchedulerPluginMetricsTest, HandlesWithoutMetricsRecordNothing) {
+  // A handle that does not override Metrics() hands out the shared no-op.
+  framework::PluginMetrics& none = framework::NoPluginMetrics::Instance();
+  none.PreemptionAttempted();
+  none.CelEvaluations(7);
+  EXPECT_EQ(&none, &framework::NoPluginMetrics::Instance());
 }
 
 TEST(QueueMetricsCollectorTest, PendingIncomingAndUnschedulable) {
@@ -136,4 +165,4 @@ TEST(QueueMetricsCollectorTest, PendingIncomingAndUnschedulable) {
 }
 
 }  // namespace
-}  // namespace gantry::server
+}  // namespace gantry::scheduler

@@ -1,12 +1,12 @@
-#include "src/server/scheduler_metrics.h"
+#include "src/scheduler/scheduler_metrics.h"
 
 #include <map>
 #include <string>
 #include <utility>
 
-namespace gantry::server {
+namespace gantry::scheduler {
 
-void SchedulerMetricsObserver::OnAttempt(const scheduler::AttemptOutcome& o) {
+void SchedulerMetricsObserver::OnAttempt(const AttemptOutcome& o) {
   const double seconds = static_cast<double>(o.duration_micros) / 1e6;
   metrics_.schedule_attempts.With({o.result, o.profile}).Inc();
   metrics_.scheduling_attempt_duration.With({o.result, o.profile}).Observe(seconds);
@@ -15,7 +15,7 @@ void SchedulerMetricsObserver::OnAttempt(const scheduler::AttemptOutcome& o) {
   }
 }
 
-void SchedulerMetricsObserver::OnGroup(const scheduler::GroupOutcome& o) {
+void SchedulerMetricsObserver::OnGroup(const GroupOutcome& o) {
   metrics_.gang_placement_duration.Get().Observe(static_cast<double>(o.duration_micros) / 1e6);
 }
 
@@ -23,6 +23,12 @@ void ExtensionPointMetrics::ObserveExtensionPoint(std::string_view point, std::s
                                                   std::string_view profile, double seconds) {
   metrics_.ObserveExtensionPoint(point, status, profile, seconds);
 }
+
+SchedulerPluginMetrics::SchedulerPluginMetrics(SchedulerMetrics& metrics)
+    : preemption_attempts_(metrics.preemption_attempts.Get()),
+      preemption_victims_(metrics.preemption_victims.Get()),
+      dra_allocation_(metrics.dra_allocation_duration.Get()),
+      cel_evaluations_(metrics.cel_evaluations.Get()) {}
 
 QueueMetricsCollector::QueueMetricsCollector(SchedulerMetrics& metrics, const queue::SchedulingQueue& queue)
     : metrics_(metrics), queue_(queue) {
@@ -59,20 +65,30 @@ void QueueMetricsCollector::Collect() {
   }
 }
 
-AttachedSchedulerMetrics::AttachedSchedulerMetrics(scheduler::Scheduler& scheduler, SchedulerMetrics& metrics)
-    : scheduler_(scheduler), observer_(metrics), points_(metrics), collector_(metrics, scheduler.queue()) {
+AttachedSchedulerMetrics::AttachedSchedulerMetrics(Scheduler& scheduler, SchedulerMetrics& metrics)
+    : scheduler_(scheduler),
+      observer_(metrics),
+      points_(metrics),
+      plugin_metrics_(metrics),
+      collector_(metrics, scheduler.queue()) {
   scheduler_.AddObserver(&observer_);
-  for (const auto& fw : scheduler_.profiles()) fw->SetExtensionPointObserver(&points_);
+  for (const auto& fw : scheduler_.profiles()) {
+    fw->SetExtensionPointObserver(&points_);
+    fw->SetPluginMetrics(&plugin_metrics_);
+  }
 }
 
 AttachedSchedulerMetrics::~AttachedSchedulerMetrics() {
   scheduler_.RemoveObserver(&observer_);
-  for (const auto& fw : scheduler_.profiles()) fw->SetExtensionPointObserver(nullptr);
+  for (const auto& fw : scheduler_.profiles()) {
+    fw->SetExtensionPointObserver(nullptr);
+    fw->SetPluginMetrics(nullptr);
+  }
 }
 
-std::unique_ptr<AttachedSchedulerMetrics> AttachSchedulerMetrics(scheduler::Scheduler& scheduler,
+std::unique_ptr<AttachedSchedulerMetrics> AttachSchedulerMetrics(Scheduler& scheduler,
                                                                  SchedulerMetrics& metrics) {
   return std::make_unique<AttachedSchedulerMetrics>(scheduler, metrics);
 }
 
-}  // namespace gantry::server
+}  // namespace gantry::scheduler

@@ -9,27 +9,33 @@
 //     time (scheduler_pending_pods, scheduler_queue_incoming_pods_total,
 //     scheduler_unschedulable_pods).
 //
-// Live wiring (after BuildScheduler):
-//   auto attached = server::AttachSchedulerMetrics(*bundle->scheduler, server::GlobalMetrics());
+//   - SchedulerPluginMetrics: the frameworks' PluginMetrics (what plugins
+//     record through FrameworkHandle::Metrics()).
+//
+// Live wiring (after BuildScheduler, before scheduling starts):
+//   auto attached = scheduler::AttachSchedulerMetrics(*bundle->scheduler, metrics);
 //   ... run; `attached` must be destroyed before the scheduler.
-#ifndef GANTRY_SRC_SERVER_SCHEDULER_METRICS_H_
-#define GANTRY_SRC_SERVER_SCHEDULER_METRICS_H_
+#ifndef GANTRY_SRC_SCHEDULER_SCHEDULER_METRICS_H_
+#define GANTRY_SRC_SCHEDULER_SCHEDULER_METRICS_H_
 
 #include <memory>
 #include <string_view>
 
+#include "gantry/metrics.h"
 #include "src/framework/framework.h"
+#include "src/metrics/metrics.h"
 #include "src/queue/scheduling_queue.h"
 #include "src/scheduler/scheduler.h"
-#include "src/server/metrics.h"
 
-namespace gantry::server {
+namespace gantry::scheduler {
 
-class SchedulerMetricsObserver : public scheduler::AttemptObserver {
+using metrics::SchedulerMetrics;
+
+class SchedulerMetricsObserver : public AttemptObserver {
  public:
   explicit SchedulerMetricsObserver(SchedulerMetrics& metrics) : metrics_(metrics) {}
-  void OnAttempt(const scheduler::AttemptOutcome& outcome) override;
-  void OnGroup(const scheduler::GroupOutcome& outcome) override;
+  void OnAttempt(const AttemptOutcome& outcome) override;
+  void OnGroup(const GroupOutcome& outcome) override;
 
  private:
   SchedulerMetrics& metrics_;
@@ -43,6 +49,23 @@ class ExtensionPointMetrics : public framework::ExtensionPointObserver {
 
  private:
   SchedulerMetrics& metrics_;
+};
+
+class SchedulerPluginMetrics final : public framework::PluginMetrics {
+ public:
+  explicit SchedulerPluginMetrics(SchedulerMetrics& metrics);
+  void PreemptionAttempted() override { preemption_attempts_.Inc(); }
+  void PreemptionVictims(int victims) override { preemption_victims_.Observe(victims); }
+  void DraAllocationDuration(double seconds) override { dra_allocation_.Observe(seconds); }
+  void CelEvaluations(int64_t count) override {
+    if (count > 0) cel_evaluations_.Inc(static_cast<double>(count));
+  }
+
+ private:
+  metrics::Counter& preemption_attempts_;
+  metrics::Histogram& preemption_victims_;
+  metrics::Histogram& dra_allocation_;
+  metrics::Counter& cel_evaluations_;
 };
 
 // Registers a collect hook on metrics.registry for as long as it lives.
@@ -59,28 +82,29 @@ class QueueMetricsCollector {
  private:
   SchedulerMetrics& metrics_;
   const queue::SchedulingQueue& queue_;
-  Registry::HookId hook_ = 0;
+  metrics::Registry::HookId hook_ = 0;
 };
 
 // All of the above attached to a scheduler (observer, queue collector, every
-// profile's extension points); detaches on destruction.
+// profile's extension points and plugin metrics); detaches on destruction.
 class AttachedSchedulerMetrics {
  public:
-  AttachedSchedulerMetrics(scheduler::Scheduler& scheduler, SchedulerMetrics& metrics);
+  AttachedSchedulerMetrics(Scheduler& scheduler, SchedulerMetrics& metrics);
   ~AttachedSchedulerMetrics();
   AttachedSchedulerMetrics(const AttachedSchedulerMetrics&) = delete;
   AttachedSchedulerMetrics& operator=(const AttachedSchedulerMetrics&) = delete;
 
  private:
-  scheduler::Scheduler& scheduler_;
+  Scheduler& scheduler_;
   SchedulerMetricsObserver observer_;
   ExtensionPointMetrics points_;
+  SchedulerPluginMetrics plugin_metrics_;
   QueueMetricsCollector collector_;
 };
 
-std::unique_ptr<AttachedSchedulerMetrics> AttachSchedulerMetrics(scheduler::Scheduler& scheduler,
+std::unique_ptr<AttachedSchedulerMetrics> AttachSchedulerMetrics(Scheduler& scheduler,
                                                                  SchedulerMetrics& metrics);
 
-}  // namespace gantry::server
+}  // namespace gantry::scheduler
 
-#endif  // GANTRY_SRC_SERVER_SCHEDULER_METRICS_H_
+#endif  // GANTRY_SRC_SCHEDULER_SCHEDULER_METRICS_H_

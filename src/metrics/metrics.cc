@@ -1,4 +1,4 @@
-#include "src/server/metrics.h"
+#include "src/metrics/metrics.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace gantry::server {
+namespace gantry::metrics {
 namespace {
 
 constexpr char kSep = '\x1f';
@@ -528,18 +528,4 @@ void RegisterProcessMetrics(Registry& r) {
   });
 }
 
-Registry& GlobalRegistry() {
-  static Registry* r = [] {
-    auto* reg = new Registry();
-    RegisterProcessMetrics(*reg);
-    return reg;
-  }();
-  return *r;
-}
-
-SchedulerMetrics& GlobalMetrics() {
-  static SchedulerMetrics* m = new SchedulerMetrics(GlobalRegistry());
-  return *m;
-}
-
-}  // namespace gantry::server
+}  // namespace gantry::metrics

@@ -8,16 +8,17 @@
 // destroyed while the family lives, except by Family::Clear, which is only for
 // families rebuilt at scrape time).
 //
-//   server::Registry registry;
+//   metrics::Registry registry;
 //   auto& attempts = registry.AddCounter("scheduler_schedule_attempts_total",
 //                                        "Scheduling attempts by result.", {"result", "profile"});
 //   attempts.With({"scheduled", "gantry-scheduler"}).Inc();
 //   std::string text = registry.Render();
 //
-// Process-wide instance: GlobalMetrics() (on GlobalRegistry()) for code that
-// has no handle to pass around (DRA allocator, gang placement, CEL, decoder).
-#ifndef GANTRY_SRC_SERVER_METRICS_H_
-#define GANTRY_SRC_SERVER_METRICS_H_
+// A leaf library: it depends on nothing of Gantry's. There is no process-wide
+// instance: the composition root (src/main) owns one Registry and hands it,
+// or the SchedulerMetrics on it, to whatever records.
+#ifndef GANTRY_SRC_METRICS_METRICS_H_
+#define GANTRY_SRC_METRICS_METRICS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -33,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gantry::server {
+namespace gantry::metrics {
 
 // Content type of Registry::Render().
 inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
@@ -240,10 +241,6 @@ struct SchedulerMetrics {
 // and process_max_fds (from /proc; absent elsewhere).
 void RegisterProcessMetrics(Registry& registry);
 
-// Process-wide registry (with process metrics) and scheduler metrics on it.
-Registry& GlobalRegistry();
-SchedulerMetrics& GlobalMetrics();
-
 // ---- Implementation of the templates ------------------------------------
 
 template <typename T>
@@ -274,6 +271,6 @@ void Family<T>::Render(std::string* out) const {
   for (const auto& [key, child] : children_) AppendSample(out, key, *child);
 }
 
-}  // namespace gantry::server
+}  // namespace gantry::metrics
 
-#endif  // GANTRY_SRC_SERVER_METRICS_H_
+#endif  // GANTRY_SRC_METRICS_METRICS_H_

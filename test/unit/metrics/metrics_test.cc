@@ -1,4 +1,4 @@
-#include "src/server/metrics.h"
+#include "src/metrics/metrics.h"
 
 #include <string>
 #include <thread>
@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace gantry::server {
+namespace gantry::metrics {
 namespace {
 
 using ::testing::HasSubstr;
@@ -176,11 +176,5 @@ TEST(ProcessMetricsTest, ReadsProc) {
   EXPECT_THAT(text, HasSubstr("process_open_fds "));
 }
 
-TEST(GlobalMetricsTest, SingleInstance) {
-  EXPECT_EQ(&GlobalMetrics().registry, &GlobalRegistry());
-  EXPECT_NE(GlobalRegistry().Find("scheduler_pending_pods"), nullptr);
-  EXPECT_NE(GlobalRegistry().Find("process_cpu_seconds_total"), nullptr);
-}
-
 }  // namespace
-}  // namespace gantry::server
+}  // namespace gantry::metrics
