@@ -98,3 +98,10 @@ format:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# kube-scheduler's own e2e scheduling tests (e2e.test v1.37.2, kwok as kubelet), once with
+# upstream kube-scheduler and once with Gantry, side by side. Long (see docs/conformance.md);
+# not part of `make test`.
+.PHONY: test-upstream-e2e
+test-upstream-e2e: build
+	GANTRY_BIN=$${GANTRY_BIN:-$(BUILD_DIR)/bin/gantry} test/upstream-e2e/run.sh
