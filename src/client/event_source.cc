@@ -82,7 +82,7 @@ void EventSource::Add(std::string name, std::string path, std::string field_sele
 }
 
 EventSource::EventSource(HttpClient& client, const Discovery& discovery,
-                         scheduler::Scheduler& sched)
+                         state::ClusterEventHandler& sched)
     : client_(client), scheduler_(sched) {
   using PodPtr = std::shared_ptr<const api::Pod>;
   using NodePtr = std::shared_ptr<const api::Node>;
@@ -121,9 +121,7 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery,
   Add<api::Namespace>(
       "namespaces", "/api/v1/namespaces", "", "Namespace", &api::DecodeNamespace,
       {ns_set, [ns_set](NsPtr, NsPtr n) { ns_set(std::move(n)); },
-       [this](NsPtr n) {
-         scheduler_.cluster_state().RemoveNamespace(api::Symbol::Intern(n->meta.name));
-       }});
+       [this](NsPtr n) { scheduler_.OnNamespaceDelete(api::Symbol::Intern(n->meta.name)); }});
   if (discovery.ServesGroupVersion("scheduling.k8s.io/v1")) {
     using PcPtr = std::shared_ptr<const api::PriorityClass>;
     auto pc_set = [this](PcPtr pc) {
@@ -131,26 +129,21 @@ EventSource::EventSource(HttpClient& client, const Discovery& discovery,
           api::Symbol::Intern(pc->meta.name),
           state::PriorityClassInfo{pc->value, pc->global_default, pc->preemption_policy});
     };
-    Add<api::PriorityClass>(
-        "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", "", "PriorityClass",
-        &api::DecodePriorityClass,
-        {pc_set, [pc_set](PcPtr, PcPtr pc) { pc_set(std::move(pc)); },
-         [this](PcPtr pc) {
-           scheduler_.cluster_state().RemovePriorityClass(api::Symbol::Intern(pc->meta.name));
-         }});
+    Add<api::PriorityClass>("priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", "",
+                            "PriorityClass", &api::DecodePriorityClass,
+                            {pc_set, [pc_set](PcPtr, PcPtr pc) { pc_set(std::move(pc)); },
+                             [this](PcPtr pc) {
+                               scheduler_.OnPriorityClassDelete(api::Symbol::Intern(pc->meta.name));
+                             }});
   }
   if (discovery.ServesGroupVersion("policy/v1")) {
     using PdbPtr = std::shared_ptr<const api::PodDisruptionBudget>;
     Add<api::PodDisruptionBudget>(
         "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", "", "PodDisruptionBudget",
         &api::DecodePodDisruptionBudget,
-        {[this](PdbPtr p) { scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p)); },
-         [this](PdbPtr, PdbPtr p) {
-           scheduler_.cluster_state().SetPodDisruptionBudget(std::move(p));
-         },
-         [this](PdbPtr p) {
-           scheduler_.cluster_state().RemovePodDisruptionBudget(p->meta.Key());
-         }});
+        {[this](PdbPtr p) { scheduler_.OnPodDisruptionBudget(std::move(p)); },
+         [this](PdbPtr, PdbPtr p) { scheduler_.OnPodDisruptionBudget(std::move(p)); },
+         [this](PdbPtr p) { scheduler_.OnPodDisruptionBudgetDelete(p->meta.Key()); }});
   }
   // PodGroups: native scheduling.k8s.io/v1beta1 and scheduler-plugins
   // scheduling.x-k8s.io/v1alpha1, each only when served.

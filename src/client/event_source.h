@@ -1,12 +1,13 @@
 // The live event source: one reflector thread per resource the scheduler
-// needs (and the server serves), feeding the Scheduler's On* handlers and
-// the cluster state's setters. Handler calls are serialized.
+// needs (and the server serves), feeding a state::ClusterEventHandler (the
+// Scheduler). Handler calls are serialized.
 //
 // Resources: pods (all namespaces, upstream field selector
 // status.phase!=Succeeded,status.phase!=Failed), nodes, namespaces,
-// priorityclasses (scheduling.k8s.io/v1), poddisruptionbudgets (policy/v1).
-// DRA and workload objects are listed in docs/client.md as pending until the
-// scheduler grows handlers for them.
+// priorityclasses (scheduling.k8s.io/v1), poddisruptionbudgets (policy/v1),
+// PodGroups (scheduling.k8s.io/v1beta1, scheduling.x-k8s.io/v1alpha1) and
+// CompositePodGroups (v1alpha3), and the DRA objects (resource.k8s.io/v1),
+// each only when the API server serves it (see docs/client.md).
 #ifndef GANTRY_SRC_CLIENT_EVENT_SOURCE_H_
 #define GANTRY_SRC_CLIENT_EVENT_SOURCE_H_
 
@@ -22,7 +23,7 @@
 #include "src/client/discovery.h"
 #include "src/client/http.h"
 #include "src/client/reflector.h"
-#include "src/scheduler/scheduler.h"
+#include "src/state/event_handler.h"
 
 namespace gantry::client {
 
@@ -38,7 +39,7 @@ struct EventSourceStats {
 
 class EventSource {
  public:
-  EventSource(HttpClient& client, const Discovery& discovery, scheduler::Scheduler& scheduler);
+  EventSource(HttpClient& client, const Discovery& discovery, state::ClusterEventHandler& handler);
   ~EventSource();
   EventSource(const EventSource&) = delete;
   EventSource& operator=(const EventSource&) = delete;
@@ -72,7 +73,7 @@ class EventSource {
            T (*decode)(api::Decoder&, api::JsonValue), typename Informer<T>::Handlers handlers);
 
   HttpClient& client_;
-  scheduler::Scheduler& scheduler_;
+  state::ClusterEventHandler& scheduler_;
   std::mutex handler_mu_;  // serializes handler calls across reflector threads
   std::vector<Entry> entries_;
   std::vector<std::thread> threads_;

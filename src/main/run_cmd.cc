@@ -1,6 +1,6 @@
 // `gantry [flags]` with no subcommand: run the scheduler against the API
 // server, as `kube-scheduler --config ...` does. Wires flags, logging, the
-// HTTPS health/metrics endpoint, signals and client::RunLiveScheduler.
+// HTTPS health/metrics endpoint, signals and runtime::RunLiveScheduler.
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,11 +14,12 @@
 #include <vector>
 
 #include "plugins/registry/registry.h"
-#include "src/client/live.h"
 #include "src/config/config.h"
 #include "src/main/commands.h"
 #include "src/main/flags.h"
 #include "src/metrics/metrics.h"
+#include "src/runtime/live.h"
+#include "src/runtime/live_admin.h"
 #include "src/server/admin_server.h"
 #include "src/server/health_server.h"
 #include "src/server/log.h"
@@ -142,7 +143,7 @@ int RunLive(const RunFlags& flags) {
   }
 
   // 4. Live scheduling until SIGTERM/SIGINT or loss of the lease.
-  client::LiveOptions live;
+  runtime::LiveOptions live;
   live.metrics = &metrics;
   live.client_metrics = &client_metrics;
   live.kubeconfig_override = from_file ? std::string() : flags.kubeconfig;
@@ -178,9 +179,9 @@ int RunLive(const RunFlags& flags) {
     const bool explicit_address = flags.IsSet("admin-address");
     const server::AdminMetrics admin_metrics = server::RegisterAdminMetrics(metrics.registry);
     live.attach = [admin, explicit_address, admin_metrics](
-                      const client::LiveContext& ctx) -> absl::StatusOr<std::shared_ptr<void>> {
-      absl::StatusOr<std::unique_ptr<server::LiveAdmin>> a =
-          server::LiveAdmin::Start(ctx, admin, admin_metrics);
+                      const runtime::LiveContext& ctx) -> absl::StatusOr<std::shared_ptr<void>> {
+      absl::StatusOr<std::unique_ptr<runtime::LiveAdmin>> a =
+          runtime::LiveAdmin::Start(ctx, admin, admin_metrics);
       if (!a.ok() && !explicit_address && absl::IsUnavailable(a.status())) {
         // The default port is taken (another scheduler on this host): schedule anyway.
         GANTRY_LOG_WARNING("{}; the admin API is off (set --admin-address to choose another port)",
@@ -196,7 +197,7 @@ int RunLive(const RunFlags& flags) {
       return std::shared_ptr<void>(std::move(*a));
     };
   }
-  absl::Status st = client::RunLiveScheduler(*cfg, registry, live);
+  absl::Status st = runtime::RunLiveScheduler(*cfg, registry, live);
   checks.SetShuttingDown();
   if (le_on) metrics.SetLeader(lease_name, false);
   if (http) http->Stop();

@@ -245,8 +245,20 @@ void Scheduler::OnNamespace(api::Symbol name, api::Labels labels) {
       nullptr, nullptr);
 }
 
+void Scheduler::OnNamespaceDelete(api::Symbol name) { state_.RemoveNamespace(name); }
+
 void Scheduler::OnPriorityClass(api::Symbol name, state::PriorityClassInfo info) {
   state_.SetPriorityClass(name, info);
+}
+
+void Scheduler::OnPriorityClassDelete(api::Symbol name) { state_.RemovePriorityClass(name); }
+
+void Scheduler::OnPodDisruptionBudget(std::shared_ptr<const api::PodDisruptionBudget> pdb) {
+  state_.SetPodDisruptionBudget(std::move(pdb));
+}
+
+void Scheduler::OnPodDisruptionBudgetDelete(std::string_view key) {
+  state_.RemovePodDisruptionBudget(key);
 }
 
 void Scheduler::OnPodGroup(state::GroupInfo group) {

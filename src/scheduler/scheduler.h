@@ -32,6 +32,7 @@
 #include "src/scheduler/group_status.h"
 #include "src/state/cluster_state.h"
 #include "src/state/dra_state.h"
+#include "src/state/event_handler.h"
 #include "src/state/snapshot.h"
 
 namespace gantry::scheduler {
@@ -116,7 +117,7 @@ class AttemptObserver {
   virtual void OnPodDeleted(const api::Pod& pod) { (void)pod; }
 };
 
-class Scheduler {
+class Scheduler final : public state::ClusterEventHandler {
  public:
   Scheduler(state::ClusterState& state, framework::ClusterWriter& writer, const Clock& clock,
             SchedulerOptions options);
@@ -129,36 +130,43 @@ class Scheduler {
   // Builds the queue from the profiles (queue sort, PreEnqueue, events).
   void Start(int64_t pod_initial_backoff_micros, int64_t pod_max_backoff_micros);
 
-  // ---- Event handlers: the event source calls these --------------------
-  void OnPodAdd(std::shared_ptr<const api::Pod> pod);
-  void OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> pod);
-  void OnPodDelete(std::shared_ptr<const api::Pod> pod);
-  void OnNodeAdd(std::shared_ptr<const api::Node> node);
-  void OnNodeUpdate(std::shared_ptr<const api::Node> old_node, std::shared_ptr<const api::Node> node);
-  void OnNodeDelete(std::shared_ptr<const api::Node> node);
-  void OnNamespace(api::Symbol name, api::Labels labels);
-  void OnPriorityClass(api::Symbol name, state::PriorityClassInfo info);
+  // ---- Event handlers (state::ClusterEventHandler): the event source calls these
+  void OnPodAdd(std::shared_ptr<const api::Pod> pod) override;
+  void OnPodUpdate(std::shared_ptr<const api::Pod> old_pod,
+                   std::shared_ptr<const api::Pod> pod) override;
+  void OnPodDelete(std::shared_ptr<const api::Pod> pod) override;
+  void OnNodeAdd(std::shared_ptr<const api::Node> node) override;
+  void OnNodeUpdate(std::shared_ptr<const api::Node> old_node,
+                    std::shared_ptr<const api::Node> node) override;
+  void OnNodeDelete(std::shared_ptr<const api::Node> node) override;
+  void OnNamespace(api::Symbol name, api::Labels labels) override;
+  void OnNamespaceDelete(api::Symbol name) override;
+  void OnPriorityClass(api::Symbol name, state::PriorityClassInfo info) override;
+  void OnPriorityClassDelete(api::Symbol name) override;
+  void OnPodDisruptionBudget(std::shared_ptr<const api::PodDisruptionBudget> pdb) override;
+  void OnPodDisruptionBudgetDelete(std::string_view key) override;
   // PodGroups (native or scheduler-plugins); members waiting for them retry.
-  void OnPodGroup(state::GroupInfo group);
-  void OnPodGroupDelete(std::string_view key);
+  void OnPodGroup(state::GroupInfo group) override;
+  void OnPodGroupDelete(std::string_view key) override;
   // v1alpha3 CompositePodGroups (group trees); members of the tree retry.
-  void OnCompositePodGroup(state::GroupInfo group);
-  void OnCompositePodGroupDelete(std::string_view key);
+  void OnCompositePodGroup(state::GroupInfo group) override;
+  void OnCompositePodGroupDelete(std::string_view key) override;
   // DRA objects (src/scheduler/dra_events.cc): update dra() and requeue.
-  // `old_obj` may be null for adds.
   void OnResourceSlice(std::shared_ptr<const api::ResourceSlice> old_obj,
-                       std::shared_ptr<const api::ResourceSlice> obj);
-  void OnResourceSliceDelete(std::shared_ptr<const api::ResourceSlice> obj);
-  void OnDeviceClass(std::shared_ptr<const api::DeviceClass> old_obj, std::shared_ptr<const api::DeviceClass> obj);
-  void OnDeviceClassDelete(std::shared_ptr<const api::DeviceClass> obj);
+                       std::shared_ptr<const api::ResourceSlice> obj) override;
+  void OnResourceSliceDelete(std::shared_ptr<const api::ResourceSlice> obj) override;
+  void OnDeviceClass(std::shared_ptr<const api::DeviceClass> old_obj,
+                     std::shared_ptr<const api::DeviceClass> obj) override;
+  void OnDeviceClassDelete(std::shared_ptr<const api::DeviceClass> obj) override;
   void OnResourceClaim(std::shared_ptr<const api::ResourceClaim> old_obj,
-                       std::shared_ptr<const api::ResourceClaim> obj);
-  void OnResourceClaimDelete(std::shared_ptr<const api::ResourceClaim> obj);
-  void OnResourceClaimTemplate(std::shared_ptr<const api::ResourceClaimTemplate> obj);
-  void OnResourceClaimTemplateDelete(std::shared_ptr<const api::ResourceClaimTemplate> obj);
+                       std::shared_ptr<const api::ResourceClaim> obj) override;
+  void OnResourceClaimDelete(std::shared_ptr<const api::ResourceClaim> obj) override;
+  void OnResourceClaimTemplate(std::shared_ptr<const api::ResourceClaimTemplate> obj) override;
+  void OnResourceClaimTemplateDelete(
+      std::shared_ptr<const api::ResourceClaimTemplate> obj) override;
   void OnDeviceTaintRule(std::shared_ptr<const api::DeviceTaintRule> old_obj,
-                         std::shared_ptr<const api::DeviceTaintRule> obj);
-  void OnDeviceTaintRuleDelete(std::shared_ptr<const api::DeviceTaintRule> obj);
+                         std::shared_ptr<const api::DeviceTaintRule> obj) override;
+  void OnDeviceTaintRuleDelete(std::shared_ptr<const api::DeviceTaintRule> obj) override;
   // The DRA state shared by every profile (setup.cc hands it to each framework).
   state::DraState& dra() { return *dra_; }
 

@@ -2,10 +2,11 @@
 // WhatIf and GetSnapshot over an AdminBackend, and the server that listens
 // for it.
 //
-// Every call lists the cluster afresh through the backend (live: from the
-// API server, each kind one consistent LIST), so answering never takes a
-// lock the scheduling loop holds; the only shared state is the
-// DiagnosisStore's short mutex. Work runs on gRPC's threads.
+// Explain and WhatIf evaluate a copy of the objects the backend's caches
+// hold; GetSnapshot lists the cluster through the backend. Answering never
+// takes a lock the scheduling loop holds; the only shared state is the
+// DiagnosisStore's short mutex and the caches' copy. Work runs on gRPC's
+// threads. The live backend is runtime::LiveAdmin (src/runtime).
 //
 // Security: the server listens on a loopback address by default, where
 // plaintext, TLS and mutual TLS are all allowed. A non-loopback address
@@ -26,7 +27,6 @@
 #include "src/admin/diagnosis.h"
 #include "src/admin/engine.h"
 #include "src/admin/recorder.h"
-#include "src/client/live.h"
 #include "src/metrics/metrics.h"
 
 namespace grpc {
@@ -168,35 +168,6 @@ class AdminServer {
   std::unique_ptr<AdminService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
-};
-
-// The admin service of a live run: records the attempts of the scheduler it
-// is attached to (a DiagnosisStore observer), answers Explain and WhatIf from
-// the informers' objects and lists the cluster for GetSnapshot through the
-// context's client. Explain needs this replica to lead (a standby has no
-// attempts) and its caches synced; WhatIf and GetSnapshot need the sync.
-class LiveAdmin final : public AdminBackend {
- public:
-  static absl::StatusOr<std::unique_ptr<LiveAdmin>> Start(const client::LiveContext& context,
-                                                          const AdminServerOptions& options,
-                                                          AdminMetrics metrics);
-  // Stops the server, then detaches from the scheduler.
-  ~LiveAdmin() override;
-  LiveAdmin(const LiveAdmin&) = delete;
-  LiveAdmin& operator=(const LiveAdmin&) = delete;
-
-  absl::Status CheckReady(std::string_view method) const override;
-  absl::StatusOr<api::ObjectSet> CachedObjects() override;
-  absl::StatusOr<admin::Recording> Record(const std::atomic<bool>* stop) override;
-  const admin::DiagnosisStore* store() const override { return store_.get(); }
-  admin::EngineOptions engine() const override;
-  int port() const { return server_ ? server_->port() : 0; }
-
- private:
-  explicit LiveAdmin(const client::LiveContext& context);
-  client::LiveContext context_;
-  std::unique_ptr<admin::DiagnosisStore> store_;
-  std::unique_ptr<AdminServer> server_;
 };
 
 }  // namespace gantry::server

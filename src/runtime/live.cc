@@ -1,4 +1,4 @@
-#include "src/client/live.h"
+#include "src/runtime/live.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +22,25 @@
 #include "src/scheduler/setup.h"
 #include "src/state/cluster_state.h"
 
-namespace gantry::client {
+namespace gantry::runtime {
+
+using client::ApiClusterWriter;
+using client::Backoff;
+using client::ClientOptions;
+using client::Discovery;
+using client::EventSource;
+using client::Hostname;
+using client::HttpClient;
+using client::LeaderElectionConfig;
+using client::LeaderElector;
+using client::Msg;
+using client::ResolveRestConfig;
+using client::RestConfig;
+using client::SleepFor;
+using client::WriteFence;
+using client::WriterOptions;
+using client::WriterStats;
+
 namespace {
 
 // Group/versions whose resource lists discovery fetches.
@@ -364,4 +382,4 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   return absl::OkStatus();
 }
 
-}  // namespace gantry::client
+}  // namespace gantry::runtime

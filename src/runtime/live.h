@@ -1,7 +1,7 @@
 // Live operation: connect to the API server, keep caches in sync, elect a
 // leader, and run the scheduling loop while leading.
-#ifndef GANTRY_SRC_CLIENT_LIVE_H_
-#define GANTRY_SRC_CLIENT_LIVE_H_
+#ifndef GANTRY_SRC_RUNTIME_LIVE_H_
+#define GANTRY_SRC_RUNTIME_LIVE_H_
 
 #include <atomic>
 #include <functional>
@@ -19,14 +19,16 @@
 #include "src/scheduler/scheduler.h"
 
 namespace gantry::client {
+class HttpClient;  // src/client/http.h
+}  // namespace gantry::client
 
-class HttpClient;
+namespace gantry::runtime {
 
 // What an add-on (the admin service) may use of a live run. Everything here
 // outlives the add-on; `synced` and `leading` are thread-safe.
 struct LiveContext {
   scheduler::Scheduler& scheduler;
-  HttpClient& client;  // a client of its own (same limits), for listing the cluster
+  client::HttpClient& client;  // a client of its own (same limits), for listing the cluster
   const config::Configuration& config;
   const framework::Registry& registry;
   const Clock& clock;             // the scheduler's wall clock
@@ -56,7 +58,7 @@ struct LiveOptions {
   // Where the run records (required; both on the registry /metrics serves,
   // owned by the caller and outliving the run).
   metrics::SchedulerMetrics* metrics = nullptr;
-  ClientMetrics* client_metrics = nullptr;
+  client::ClientMetrics* client_metrics = nullptr;
 };
 
 // Blocks until *opts.stop becomes true (returns OK after a graceful
@@ -70,6 +72,6 @@ struct LiveOptions {
 absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework::Registry& registry,
                               const LiveOptions& opts);
 
-}  // namespace gantry::client
+}  // namespace gantry::runtime
 
-#endif  // GANTRY_SRC_CLIENT_LIVE_H_
+#endif  // GANTRY_SRC_RUNTIME_LIVE_H_
