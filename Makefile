@@ -21,7 +21,10 @@ configure: deps
 	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS); \
 	fi
 
+# The module map (docs/architecture.md) is checked before compiling: an
+# include that points up the map fails the build with the rule it breaks.
 build: configure
+	python3 scripts/check-includes.py
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Every suite: unit, conformance and simulation (also under ASan + UBSan),

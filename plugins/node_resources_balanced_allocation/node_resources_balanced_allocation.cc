@@ -13,7 +13,7 @@ const framework::StateKey kPreScoreKey{kPreScoreStateKey};
 }  // namespace
 
 namespace {
-using node_resources_fit::Int64s;
+using helper::Int64s;
 
 struct PreScoreState final : framework::StateData {
   Int64s pod_requests;
@@ -77,7 +77,7 @@ NodeResourcesBalancedAllocation::NodeResourcesBalancedAllocation(
     NodeResourcesBalancedAllocationArgs args)
     : args_(std::move(args)),
       scorer_(args_.resources, /*use_requested=*/true,
-              node_resources_fit::ScoreFolder::Balanced()) {}
+              helper::ScoreFolder::Balanced()) {}
 
 framework::Status NodeResourcesBalancedAllocation::PreScore(framework::CycleState& state,
                                                             const framework::PodInfo& pod,

@@ -14,7 +14,7 @@
 #include "gantry/registry.h"
 #include "nlohmann/json.hpp"
 #include "plugins/helper/helper.h"
-#include "plugins/node_resources_fit/resource_allocation.h"
+#include "plugins/helper/resource_allocation.h"
 
 namespace gantry::plugins::node_resources_balanced_allocation {
 
@@ -51,7 +51,7 @@ class NodeResourcesBalancedAllocation final : public framework::PreScorePlugin,
 
  private:
   NodeResourcesBalancedAllocationArgs args_;
-  node_resources_fit::ResourceAllocationScorer scorer_;
+  helper::ResourceAllocationScorer scorer_;
 };
 
 absl::Status Register(framework::Registry& registry);

@@ -20,9 +20,16 @@
 #include "gantry/registry.h"
 #include "nlohmann/json.hpp"
 #include "plugins/helper/helper.h"
-#include "plugins/node_resources_fit/resource_allocation.h"
+#include "plugins/helper/resource_allocation.h"
 
 namespace gantry::plugins::node_resources_fit {
+
+// The shared scorer (plugins/helper/resource_allocation.h) under the names
+// this plugin's args and tests use.
+using helper::Int64s;
+using helper::ResourceAllocationScorer;
+using helper::ScoreFolder;
+using helper::UtilizationShapePoint;
 
 inline constexpr std::string_view kName = "NodeResourcesFit";
 inline constexpr std::string_view kArgsKind = "NodeResourcesFitArgs";

@@ -1,10 +1,10 @@
-#include "plugins/node_resources_fit/resource_allocation.h"
+#include "plugins/helper/resource_allocation.h"
 
 #include <cmath>
 
 #include "src/api/resources.h"
 
-namespace gantry::plugins::node_resources_fit {
+namespace gantry::plugins::helper {
 namespace {
 
 constexpr int64_t kMaxUtilization = 100;
@@ -236,4 +236,4 @@ int64_t ResourceAllocationScorer::Score(const framework::NodeInfo& node, const I
   return folder_.Fold(requested, allocatable, n);
 }
 
-}  // namespace gantry::plugins::node_resources_fit
+}  // namespace gantry::plugins::helper

@@ -3,8 +3,8 @@
 // per configured resource it pairs the node's allocatable with what would be
 // requested after placing the pod, and folds those pairs into one score.
 // Upstream: noderesources/resource_allocation.go and the three strategies.
-#ifndef GANTRY_PLUGINS_NODE_RESOURCES_FIT_RESOURCE_ALLOCATION_H_
-#define GANTRY_PLUGINS_NODE_RESOURCES_FIT_RESOURCE_ALLOCATION_H_
+#ifndef GANTRY_PLUGINS_HELPER_RESOURCE_ALLOCATION_H_
+#define GANTRY_PLUGINS_HELPER_RESOURCE_ALLOCATION_H_
 
 #include <cstdint>
 #include <vector>
@@ -14,7 +14,7 @@
 #include "plugins/helper/helper.h"
 #include "src/api/intern.h"
 
-namespace gantry::plugins::node_resources_fit {
+namespace gantry::plugins::helper {
 
 using Int64s = absl::InlinedVector<int64_t, 4>;
 
@@ -77,6 +77,6 @@ class ResourceAllocationScorer {
   ScoreFolder folder_;
 };
 
-}  // namespace gantry::plugins::node_resources_fit
+}  // namespace gantry::plugins::helper
 
-#endif  // GANTRY_PLUGINS_NODE_RESOURCES_FIT_RESOURCE_ALLOCATION_H_
+#endif  // GANTRY_PLUGINS_HELPER_RESOURCE_ALLOCATION_H_
