@@ -1,4 +1,4 @@
-// The FGD paper's fill-up experiment (shared/reference/fgd-trace-protocol.md)
+// The FGD paper's fill-up experiment (method: docs/benchmarks.md)
 // run through Gantry's real engine: BuildScheduler with the given
 // configuration (framework + plugins + DRA allocator), pods submitted one at
 // a time, no departures, no retries.

@@ -72,32 +72,6 @@ nlohmann::json ResourceSpecsToJson(const std::vector<ResourceSpec>& specs) {
   return out;
 }
 
-nlohmann::json ToNlohmann(api::JsonValue v) {
-  switch (v.type()) {
-    case simdjson::dom::element_type::ARRAY: {
-      nlohmann::json out = nlohmann::json::array();
-      api::JsonArray arr;
-      if (v.get_array().get(arr) != simdjson::SUCCESS) return out;
-      for (api::JsonValue item : arr) out.push_back(ToNlohmann(item));
-      return out;
-    }
-    case simdjson::dom::element_type::OBJECT: {
-      nlohmann::json out = nlohmann::json::object();
-      api::JsonObject obj;
-      if (v.get_object().get(obj) != simdjson::SUCCESS) return out;
-      for (auto [key, value] : obj) out[std::string(key)] = ToNlohmann(value);
-      return out;
-    }
-    case simdjson::dom::element_type::INT64: return v.get_int64().value_unsafe();
-    case simdjson::dom::element_type::UINT64: return v.get_uint64().value_unsafe();
-    case simdjson::dom::element_type::DOUBLE: return v.get_double().value_unsafe();
-    case simdjson::dom::element_type::STRING: return std::string(v.get_string().value_unsafe());
-    case simdjson::dom::element_type::BOOL: return v.get_bool().value_unsafe();
-    case simdjson::dom::element_type::NULL_VALUE: return nullptr;
-  }
-  return nullptr;
-}
-
 absl::Status DecoderStatus(const api::Decoder& d) {
   if (d.ok()) return absl::OkStatus();
   return absl::InvalidArgumentError(d.error()->ToString());

@@ -19,6 +19,7 @@
 #include "gantry/types.h"
 #include "nlohmann/json.hpp"
 #include "src/api/decode.h"
+#include "src/api/json_convert.h"
 
 namespace gantry::plugins::helper {
 
@@ -58,7 +59,7 @@ std::vector<ResourceSpec> DecodeResourceSpecs(api::Decoder& d, api::JsonValue v)
 nlohmann::json ResourceSpecsToJson(const std::vector<ResourceSpec>& specs);
 
 // Converts a parsed JSON value to nlohmann::json (for canonical args output).
-nlohmann::json ToNlohmann(api::JsonValue v);
+using api::ToNlohmann;
 
 // Turns a decoder's first error into InvalidArgument ("<Kind>: path: message").
 absl::Status DecoderStatus(const api::Decoder& d);

@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "gantry/util/strings.h"
 #include "simdjson.h"
+#include "src/api/json_convert.h"
 #include "src/api/yaml.h"
 #include "src/config/config.h"
 
@@ -27,6 +28,7 @@ namespace {
 using api::Decoder;
 using api::JsonValue;
 using api::PathSegment;
+using api::ToNlohmann;
 using Path = std::vector<PathSegment>;
 
 // ---- Static tables ---------------------------------------------------------
@@ -127,34 +129,6 @@ Path Extend(Path p, PathSegment a, PathSegment b) {
 }
 
 std::string Quote(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
-
-// ---- JSON conversion ----------------------------------------------------------
-
-nlohmann::json ToNlohmann(JsonValue v) {
-  switch (v.type()) {
-    case simdjson::dom::element_type::ARRAY: {
-      nlohmann::json out = nlohmann::json::array();
-      api::JsonArray arr;
-      if (v.get_array().get(arr) != simdjson::SUCCESS) return out;
-      for (JsonValue item : arr) out.push_back(ToNlohmann(item));
-      return out;
-    }
-    case simdjson::dom::element_type::OBJECT: {
-      nlohmann::json out = nlohmann::json::object();
-      api::JsonObject obj;
-      if (v.get_object().get(obj) != simdjson::SUCCESS) return out;
-      for (auto [key, value] : obj) out[std::string(key)] = ToNlohmann(value);
-      return out;
-    }
-    case simdjson::dom::element_type::INT64: return v.get_int64().value_unsafe();
-    case simdjson::dom::element_type::UINT64: return v.get_uint64().value_unsafe();
-    case simdjson::dom::element_type::DOUBLE: return v.get_double().value_unsafe();
-    case simdjson::dom::element_type::STRING: return std::string(v.get_string().value_unsafe());
-    case simdjson::dom::element_type::BOOL: return v.get_bool().value_unsafe();
-    case simdjson::dom::element_type::NULL_VALUE: return nullptr;
-  }
-  return nullptr;
-}
 
 // ---- Raw (decoded, not defaulted) form -----------------------------------------
 
@@ -1161,18 +1135,7 @@ absl::StatusOr<Configuration> LoadJsonText(std::string_view text, std::string_vi
   simdjson::padded_string padded(text);
   JsonValue root;
   if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) {
-    try {
-      nlohmann::json probe = nlohmann::json::parse(text.begin(), text.end());
-      (void)probe;
-    } catch (const nlohmann::json::parse_error& e) {
-      api::SourcePosition pos = api::OffsetToPosition(text, e.byte > 0 ? e.byte - 1 : 0);
-      return absl::InvalidArgumentError(
-          gantry::StrCat(source, ":", pos.line, ":", pos.column, ": invalid JSON: ", e.what()));
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(gantry::StrCat(source, ": invalid JSON: ", e.what()));
-    }
-    return absl::InvalidArgumentError(
-        gantry::StrCat(source, ": invalid JSON: ", simdjson::error_message(err)));
+    return api::JsonSyntaxError(source, text, err);
   }
   std::string copy(text);
   Loader loader(source, registry,

@@ -49,14 +49,10 @@
 // Determinism: iteration never depends on hash order or addresses; pods that
 // compare equal under Less leave activeQ in insertion order.
 //
-// PodGroups (later, see issue 6): the queue stores *units*. Today a unit is one
-// pod, keyed by its UID. A PodGroup unit will be one entry keyed by a group key
-// (e.g. "podgroup:<ns>/<name>", which cannot collide with a UID) whose
-// QueuedPodInfo gains a group pointer (members, min count, group priority);
-// Less, backoff, rejecting plugins, in-flight tracking and requeue then apply
-// to the whole group unchanged, and pending counts add the unit's size. Nothing
-// here assumes a unit is exactly one pod except Add/Update/Delete, which map a
-// pod to its unit.
+// PodGroups: every member is its own entry, keyed by its UID, with its own
+// backoff and rejecting plugins. With QueueOptions::group_of set, the queue
+// also indexes pending pods by group, so that a group cycle gathers a gang's
+// members (PopGroups) at the cost of its size, not of the queue's length.
 #ifndef GANTRY_SRC_QUEUE_SCHEDULING_QUEUE_H_
 #define GANTRY_SRC_QUEUE_SCHEDULING_QUEUE_H_
 

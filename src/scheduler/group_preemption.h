@@ -1,5 +1,5 @@
-// Workload-aware preemption support for the scheduler (KEP-5710, as
-// summarised in shared/reference/k8s-workload-api.md §3):
+// Workload-aware preemption support for the scheduler (KEP-5710; see
+// docs/preemption.md):
 //
 // - NominatedRoom keeps the room promised to nominated preemptors: while it
 //   is alive, pods nominated to a node with a priority >= the pod being

@@ -7,8 +7,8 @@
 
 #include "gantry/util/status_macros.h"
 #include "gantry/util/strings.h"
-#include "nlohmann/json.hpp"
 #include "simdjson.h"
+#include "src/api/json_convert.h"
 #include "src/api/yaml.h"
 #include "src/sim/workloads.h"
 
@@ -260,23 +260,6 @@ bool SplitTopLevel(const simdjson::padded_string& padded, SplitDocument* out) {
   return true;
 }
 
-// Parses JSON that already sits in simdjson's padded buffer (no copy).
-// The error for JSON that simdjson rejected with `err`: simdjson reports no
-// position, so a second parser says where the syntax breaks.
-absl::Status SyntaxError(std::string_view source, std::string_view text, simdjson::error_code err) {
-  try {
-    nlohmann::json probe = nlohmann::json::parse(text.begin(), text.end());
-    (void)probe;
-  } catch (const nlohmann::json::parse_error& e) {
-    api::SourcePosition pos = api::OffsetToPosition(text, e.byte > 0 ? e.byte - 1 : 0);
-    return absl::InvalidArgumentError(
-        gantry::StrCat(source, ":", pos.line, ":", pos.column, ": invalid JSON: ", e.what()));
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(gantry::StrCat(source, ": invalid JSON: ", e.what()));
-  }
-  return absl::InvalidArgumentError(gantry::StrCat(source, ": invalid JSON: ", simdjson::error_message(err)));
-}
-
 // Decodes the items of `split` (from SplitTopLevel over `text`) one DOM at a time.
 template <typename Resolver>
 absl::Status DecodeItems(std::string_view source, std::string_view text, const SplitDocument& split,
@@ -294,13 +277,14 @@ absl::Status DecodeItems(std::string_view source, std::string_view text, const S
   skeleton.append(text.substr(from));
   simdjson::dom::parser parser;
   api::JsonValue obj;
-  if (auto err = parser.parse(skeleton).get(obj); err != simdjson::SUCCESS) return SyntaxError(source, text, err);
+  if (auto err = parser.parse(skeleton).get(obj); err != simdjson::SUCCESS)
+    return api::JsonSyntaxError(source, text, err);
   for (size_t i = 0; i < split.items.size(); ++i) {
     const std::string_view item = split.items[i];
     // The item lies inside the padded buffer, so the padding the parser
     // reads past its end is there.
     if (auto err = parser.parse(item.data(), item.size(), false).get(obj); err != simdjson::SUCCESS) {
-      return SyntaxError(source, text, err);
+      return api::JsonSyntaxError(source, text, err);
     }
     std::vector<api::PathSegment> path;
     if (split.is_list) path.emplace_back(std::string("items"));
@@ -330,13 +314,15 @@ absl::Status LoadPaddedJson(std::string_view source, const simdjson::padded_stri
     LoadStats scratch_stats;
     simdjson::dom::parser parser;
     api::JsonValue root;
-    if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) return SyntaxError(source, text, err);
+    if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS)
+      return api::JsonSyntaxError(source, text, err);
     absl::Status whole = DecodeValue(source, root, {}, resolve, &scratch, &scratch_stats, nullptr);
     return whole.ok() ? st : whole;
   }
   simdjson::dom::parser parser;
   api::JsonValue root;
-  if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS) return SyntaxError(source, text, err);
+  if (auto err = parser.parse(padded).get(root); err != simdjson::SUCCESS)
+    return api::JsonSyntaxError(source, text, err);
   return DecodeValue(source, root, {}, resolve, out, stats, raw);
 }
 

@@ -3,8 +3,8 @@
 // Usage: cel_conformance [DATA_DIR] [--divergences FILE] [--verbose] [--only NAME]
 //
 // Runs every test of tiers core, optional-core and k8s-ext listed in
-// DATA_DIR/scope.tsv (default: $GANTRY_SHARED/conformance/cel, then
-// ../shared/conformance/cel). Tests listed in the divergences file
+// DATA_DIR/scope.tsv (default: $GANTRY_SHARED/conformance/cel, else the
+// folder shared/conformance/cel beside the checkout). Tests listed in the divergences file
 // (default: test/conformance/cel/k8s-divergences.tsv) are expected to differ
 // from cel-spec because Kubernetes' environment answers differently.
 // Prints one line per unexpected result and finally "N passed, N failed";

@@ -5,8 +5,8 @@ The case names follow upstream's allocator test table (allocatortesting,
 lexicographical tests) plus Gantry's own (prefix gantry-). Fixtures mirror
 upstream's: drivers driver-a/driver-b, pools pool-1.., devices device-1..,
 classes class-a/class-b selecting by driver, nodes node-1/node-2 with a
-region label. The expected outcomes are upstream's as documented in
-shared/reference/k8s-dra.md section 5.1; the files are the source of truth,
+region label. The expected outcomes are those of upstream's allocator tests;
+the files are the source of truth,
 this script only saves typing. Run: python3 gen_cases.py
 """
 import os

@@ -1,4 +1,4 @@
-// Property tests of the structured allocator (issue 5): random small
+// Property tests of the structured allocator: random small
 // inventories and claims from fixed seeds. Whatever the allocator returns
 // must satisfy every selector, constraint (matchAttribute /
 // distinctAttribute), shared counter, consumable capacity and taint rule of
