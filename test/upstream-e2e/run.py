@@ -11,7 +11,8 @@ scheduler on a fresh loopback control plane, with kwok playing the kubelet of ev
      test/e2e/gantry_e2e.py's ControlPlane, in a temp dir on free ports), plus upstream
      kube-scheduler v1.37.2 when --scheduler=upstream; kube-controller-manager runs the
      controllers these tests need (workload, quota, volume binding; not node-lifecycle);
-  2. starts kwok (config: kwok.yaml + kwok's released default stages from the module cache);
+  2. starts kwok (config: kwok.yaml + kwok's released default stages from the module cache, with
+     kwok-pod-delete.yaml instead of the default pod-delete stage);
   3. creates --nodes fake Nodes (4 CPUs, 16 GiB, 110 pods, two zones) and waits for kwok to
      make them Ready;
   4. for --scheduler=gantry: copies the gantry binary to a temp dir and starts it with
@@ -29,6 +30,7 @@ e2e suites find it.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -49,10 +51,11 @@ import gantry_test  # noqa: E402  (applies deploy/'s ServiceAccount and RBAC, as
 
 K8S_VERSION = "v1.37.2"
 KWOK_VERSION = "v0.8.0"
-# kwok's released default stages (what kwokctl installs), read from the module cache at run time.
+# kwok's released default stages (what kwokctl installs), read from the module cache at run time,
+# except pod/fast/pod-delete.yaml: kwok-pod-delete.yaml replaces it (preStop hooks delay deletion).
 KWOK_STAGES = ("node/fast/node-initialize.yaml",
                "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
-               "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml")
+               "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml")
 
 # kube-controller-manager: the run's default controllers plus what the selected tests rely on
 # (ReplicaSets / ReplicationControllers / Deployments, ResourceQuota status, PV/PVC binding and
@@ -70,6 +73,19 @@ KCM_CONTROLLERS = ",".join([
     "ephemeral-volume-controller", "endpointslice-controller", "endpoints-controller",
     "pod-garbage-collector-controller", "taint-eviction-controller", "ttl-controller",
 ])
+
+
+def machine():
+    """nproc, memory, CPU model and load: the numbers depend on the machine."""
+    info = {"cpus": os.cpu_count(), "load_at_start": os.getloadavg()[0]}
+    try:
+        with open("/proc/meminfo") as f:
+            info["mem_gib"] = round(int(f.readline().split()[1]) / 1024 / 1024, 1)
+        with open("/proc/cpuinfo") as f:
+            info["cpu_model"] = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return info
 
 
 def upstream_e2e_bin():
@@ -174,6 +190,7 @@ class Kwok:
             if not os.path.exists(p):
                 raise SystemExit(f"kwok stage {p} missing (run test/upstream-e2e/build.sh)")
             docs.append(open(p).read())
+        docs.append(open(os.path.join(HERE, "kwok-pod-delete.yaml")).read())
         self.config = os.path.join(workdir, "kwok-config.yaml")
         with open(self.config, "w") as f:
             f.write("\n---\n".join(d.strip() + "\n" for d in docs))
@@ -281,7 +298,9 @@ def cmd_run(args):
     os.environ["GANTRY_KCM_CONTROLLERS"] = KCM_CONTROLLERS
     os.environ["GANTRY_FEATURE_GATES"] = gates
     work = tempfile.mkdtemp(prefix=f"gantry-upstream-e2e-{args.scheduler}-")
-    meta = {"scheduler": args.scheduler, "k8s": K8S_VERSION, "kwok": KWOK_VERSION,
+    head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    meta = {"scheduler": args.scheduler, "repo_head": head, "machine": machine(), "k8s": K8S_VERSION, "kwok": KWOK_VERSION,
             "nodes": args.nodes, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "feature_gates": gates, "kcm_controllers": KCM_CONTROLLERS}
     kwok = gantry = None
@@ -298,6 +317,10 @@ def cmd_run(args):
                 if args.scheduler == "gantry":
                     gbin = os.path.join(work, "gantry")
                     shutil.copy2(args.gantry_bin, gbin)
+                    with open(gbin, "rb") as f:
+                        meta["gantry_sha256"] = hashlib.sha256(f.read()).hexdigest()
+                    meta["gantry_mtime"] = time.strftime(
+                        "%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(args.gantry_bin)))
                     meta["gantry_version"] = subprocess.run(
                         [gbin, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                         text=True).stdout.strip()
