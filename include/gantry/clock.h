@@ -23,6 +23,12 @@ class RealClock final : public Clock {
   static RealClock& Get();
 };
 
+// The cost of work in real elapsed microseconds (steady clock): for attempt
+// and extension point durations, which measure the scheduler itself and so
+// run on real time in simulations too. Anything that decides, waits or
+// expires reads the injected Clock instead.
+int64_t MonotonicMicros();
+
 // Virtual time for simulations and tests. Thread-safe.
 class FakeClock final : public Clock {
  public:

@@ -25,6 +25,12 @@ int64_t RealClock::NowMicros() const {
       .count();
 }
 
+int64_t MonotonicMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 RealClock& RealClock::Get() {
   static RealClock* clock = new RealClock();
   return *clock;

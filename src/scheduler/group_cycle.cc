@@ -36,12 +36,6 @@ namespace {
 
 using framework::Status;
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // One member's placement in the current trial.
 struct MemberTrial {
   std::unique_ptr<framework::CycleState> state;
@@ -524,7 +518,7 @@ void Scheduler::FailGroupMember(framework::Framework* fw, framework::QueuedPodIn
 void Scheduler::FailGroupCycle(framework::Framework* fw, std::vector<framework::QueuedPodInfo> members,
                                const std::vector<state::GroupInfo>& groups, const GroupFailure& failure,
                                int64_t cycle, int64_t start_micros) {
-  const int64_t duration = NowMicros() - start_micros;
+  const int64_t duration = MonotonicMicros() - start_micros;
   const bool error = failure.reason == "SchedulerError";
   for (framework::QueuedPodInfo& m : members) FailGroupMember(fw, std::move(m), failure.message, duration, cycle, error);
   for (const state::GroupInfo& g : groups) {
@@ -810,7 +804,7 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     return;
   }
 
-  const int64_t duration = NowMicros() - start_micros;
+  const int64_t duration = MonotonicMicros() - start_micros;
   // The placed members bind together (Scheduler::RunGangBindingCycle).
   GangBindTask gang;
   absl::flat_hash_map<size_t, size_t> gang_leaf;  // tree index -> index into gang.leaves

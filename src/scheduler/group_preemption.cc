@@ -104,12 +104,6 @@ namespace {
 
 using framework::Status;
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Members placed on the snapshot by a trial (undone by Unplace).
 struct Placement {
   std::vector<std::string> nodes;  // per member, "" when not placed
@@ -274,7 +268,7 @@ bool Scheduler::PreemptForUnit(const std::string& key, const state::GroupInfo& g
   auto fail_members = [&](const std::string& message,
                           const absl::flat_hash_map<std::string, std::string>& nominate,
                           int32_t placed, const std::string& domain) {
-    const int64_t duration = NowMicros() - start_micros;
+    const int64_t duration = MonotonicMicros() - start_micros;
     for (framework::QueuedPodInfo& m : members) {
       auto it = nominate.find(m.pod_info->uid());
       if (it == nominate.end()) {

@@ -20,12 +20,6 @@ std::string TruncateNote(const std::string& s) {
   return s.substr(0, kEventNoteLimit - 4) + " ...";
 }
 
-int64_t MonotonicMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 bool SameTaints(const std::vector<api::Taint>& a, const std::vector<api::Taint>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
