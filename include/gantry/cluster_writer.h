@@ -111,21 +111,17 @@ class ClusterWriter {
   // onto status.phase ("Scheduling" while False; True and DisruptionTarget write
   // nothing, the scheduler-plugins controller moves it to Running). Best
   // effort like UpdatePodScheduledCondition: implementations may write
-  // asynchronously and log their own failures. The default returns
-  // Unimplemented so writers without PodGroup support keep compiling.
-  virtual absl::Status UpdatePodGroupCondition(const PodGroupRef& group, const PodGroupCondition& condition) {
-    (void)group;
-    (void)condition;
-    return absl::UnimplementedError("UpdatePodGroupCondition is not implemented by this cluster writer");
-  }
+  // asynchronously and log their own failures.
+  virtual absl::Status UpdatePodGroupCondition(const PodGroupRef& group,
+                                               const PodGroupCondition& condition) = 0;
   // The PodGroup or CompositePodGroup "namespace/name" was deleted: drop what
   // the writer remembers of it (condition transition times). A group created
   // again under the name starts afresh. Default: nothing is remembered.
   virtual void ForgetPodGroup(std::string_view key) { (void)key; }
 
   // ---- Dynamic Resource Allocation (resourceclaims, resourceclaims/status) --
-  // The defaults return Unimplemented so that writers without DRA support
-  // keep compiling; the DynamicResources plugin turns that into an Error.
+  // A writer without DRA support answers Unimplemented; the DynamicResources
+  // plugin turns that into an Error.
   //
   // Each write is conditional on `claim`'s resourceVersion (the version the
   // scheduler saw) and UID. On a Conflict the writer re-reads the claim and
@@ -138,11 +134,7 @@ class ClusterWriter {
   // Adds `finalizer` (resource.kubernetes.io/delete-protection) to the claim's
   // metadata if it is missing.
   virtual absl::StatusOr<std::string> AddResourceClaimFinalizer(const api::ResourceClaim& claim,
-                                                                std::string_view finalizer) {
-    (void)claim;
-    (void)finalizer;
-    return absl::UnimplementedError("AddResourceClaimFinalizer is not implemented by this cluster writer");
-  }
+                                                                std::string_view finalizer) = 0;
 
   // Writes status.allocation (with allocationTimestamp) and status.reservedFor
   // of `claim` (PreBind, Unreserve). `reserved_for` is the list wanted on top
@@ -150,50 +142,28 @@ class ClusterWriter {
   // is re-applied after a Conflict.
   virtual absl::StatusOr<std::string> UpdateResourceClaimStatus(
       const api::ResourceClaim& claim, const api::AllocationResult& allocation,
-      const std::vector<api::ResourceClaimConsumerReference>& reserved_for) {
-    (void)claim;
-    (void)allocation;
-    (void)reserved_for;
-    return absl::UnimplementedError("UpdateResourceClaimStatus is not implemented by this cluster writer");
-  }
+      const std::vector<api::ResourceClaimConsumerReference>& reserved_for) = 0;
 
   // Clears status.allocation, status.reservedFor and status.devices of
   // `claim` (PostFilter deallocation of a claim that cannot be used). Fails
   // when a newer version is reserved for a consumer `claim` did not have.
-  virtual absl::StatusOr<std::string> DeallocateResourceClaim(const api::ResourceClaim& claim) {
-    (void)claim;
-    return absl::UnimplementedError("DeallocateResourceClaim is not implemented by this cluster writer");
-  }
+  virtual absl::StatusOr<std::string> DeallocateResourceClaim(const api::ResourceClaim& claim) = 0;
 
   // ---- Extended resources backed by DRA -------------------------------------
   // Creates `claim` (metadata.generateName `generate_name`, name and UID
   // empty; ownerReferences, annotations, finalizers and ExactCount requests
   // are sent) and returns it as created: with the name and UID the server
   // generated.
-  virtual absl::StatusOr<api::ResourceClaim> CreateResourceClaim(const api::ResourceClaim& claim,
-                                                                 std::string_view generate_name) {
-    (void)claim;
-    (void)generate_name;
-    return absl::UnimplementedError(
-        "CreateResourceClaim is not implemented by this cluster writer");
-  }
+  virtual absl::StatusOr<api::ResourceClaim> CreateResourceClaim(
+      const api::ResourceClaim& claim, std::string_view generate_name) = 0;
 
   // Deletes a claim the scheduler created: removes the delete-protection
   // finalizer, then deletes it (UID precondition). OK when it is already gone.
-  virtual absl::Status DeleteResourceClaim(const api::ResourceClaim& claim) {
-    (void)claim;
-    return absl::UnimplementedError(
-        "DeleteResourceClaim is not implemented by this cluster writer");
-  }
+  virtual absl::Status DeleteResourceClaim(const api::ResourceClaim& claim) = 0;
 
   // Writes pod.status.extendedResourceClaimStatus (UID precondition).
   virtual absl::Status UpdatePodExtendedResourceClaimStatus(
-      const api::Pod& pod, const ExtendedResourceClaimStatus& status) {
-    (void)pod;
-    (void)status;
-    return absl::UnimplementedError(
-        "UpdatePodExtendedResourceClaimStatus is not implemented by this cluster writer");
-  }
+      const api::Pod& pod, const ExtendedResourceClaimStatus& status) = 0;
 };
 
 }  // namespace gantry::framework

@@ -105,17 +105,12 @@ class FrameworkHandle {
   virtual PluginMetrics& Metrics() const { return NoPluginMetrics::Instance(); }
 
   // ---- Preemption support (what-if evaluation on modified NodeInfo copies) --
-  // The defaults return an Error so that handles without a framework keep
-  // compiling; the Framework forwards them to its runners.
+  // The Framework forwards these to its runners; a handle without plugins to
+  // run must say so itself (there is no silent default).
 
   // Runs the profile's filter plugins (those not skipped in `state`) on `node`.
   virtual Status RunFilterPluginsWithState(const CycleState& state, const PodInfo& pod,
-                                           const NodeInfo& node) {
-    (void)state;
-    (void)pod;
-    (void)node;
-    return Status::Error("RunFilterPluginsWithState is not implemented by this handle");
-  }
+                                           const NodeInfo& node) = 0;
   // The filter plugins that run for `state` (those its PreFilter did not
   // skip), computed once for many RunFilterPluginsWithPlan calls on clones
   // of `state` (clones keep the skip set). Default: empty (the plan is unused).
@@ -140,21 +135,9 @@ class FrameworkHandle {
   }
   // Runs the PreFilter extensions' AddPod / RemovePod on `state`.
   virtual Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
-                                             const PodInfo& to_add, const NodeInfo& node) {
-    (void)state;
-    (void)pod;
-    (void)to_add;
-    (void)node;
-    return Status::Error("RunPreFilterExtensionAddPod is not implemented by this handle");
-  }
+                                             const PodInfo& to_add, const NodeInfo& node) = 0;
   virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
-                                                const PodInfo& to_remove, const NodeInfo& node) {
-    (void)state;
-    (void)pod;
-    (void)to_remove;
-    (void)node;
-    return Status::Error("RunPreFilterExtensionRemovePod is not implemented by this handle");
-  }
+                                                const PodInfo& to_remove, const NodeInfo& node) = 0;
 };
 
 }  // namespace gantry::framework

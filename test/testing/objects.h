@@ -84,6 +84,31 @@ class FakeHandle : public framework::FrameworkHandle, public framework::Snapshot
   absl::Status DeleteResourceClaim(const api::ResourceClaim& claim) override;
   absl::Status UpdatePodExtendedResourceClaimStatus(
       const api::Pod& pod, const framework::ExtendedResourceClaimStatus& status) override;
+  // PodGroup conditions (recorded: "kind ns/name type=status/reason").
+  absl::Status UpdatePodGroupCondition(const framework::PodGroupRef& group,
+                                       const framework::PodGroupCondition& condition) override {
+    group_conditions.push_back(group.kind + " " + group.namespace_ + "/" + group.name + " " +
+                               condition.type + "=" + condition.status + "/" + condition.reason);
+    return absl::OkStatus();
+  }
+  // Preemption support: the fake runs no plugins; a test that evaluates
+  // victims overrides these with the plugins it wants.
+  framework::Status RunFilterPluginsWithState(const framework::CycleState&,
+                                              const framework::PodInfo&,
+                                              const framework::NodeInfo&) override {
+    return framework::Status::Error("FakeHandle runs no filter plugins");
+  }
+  framework::Status RunPreFilterExtensionAddPod(framework::CycleState&, const framework::PodInfo&,
+                                                const framework::PodInfo&,
+                                                const framework::NodeInfo&) override {
+    return framework::Status::Error("FakeHandle runs no PreFilter extensions");
+  }
+  framework::Status RunPreFilterExtensionRemovePod(framework::CycleState&,
+                                                   const framework::PodInfo&,
+                                                   const framework::PodInfo&,
+                                                   const framework::NodeInfo&) override {
+    return framework::Status::Error("FakeHandle runs no PreFilter extensions");
+  }
   // DRA state handed to plugins (not owned; null by default).
   void SetDra(state::DraState* dra) { dra_ = dra; }
   state::DraState* Dra() const override { return dra_; }
@@ -92,6 +117,7 @@ class FakeHandle : public framework::FrameworkHandle, public framework::Snapshot
   std::vector<std::pair<std::string, std::string>> bindings;  // pod key -> node
   std::vector<std::string> deleted;                            // victim keys
   std::vector<framework::EventRecord> events;
+  std::vector<std::string> group_conditions;
   std::vector<std::string> claim_finalizers;  // "ns/name"
   std::vector<std::pair<std::string, api::AllocationResult>> claim_allocations;  // "ns/name" -> allocation
   std::vector<std::vector<api::ResourceClaimConsumerReference>> claim_reservations;

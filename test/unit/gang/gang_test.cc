@@ -332,6 +332,30 @@ class RecordingWriter final : public framework::ClusterWriter {
     writes.push_back(g.kind + " " + g.namespace_ + "/" + g.name + " " + c.type + "=" + c.status + "/" + c.reason);
     return absl::OkStatus();
   }
+  // This writer serves no DRA: the group status tests write no claims.
+  absl::StatusOr<std::string> AddResourceClaimFinalizer(const api::ResourceClaim&,
+                                                        std::string_view) override {
+    return absl::UnimplementedError("RecordingWriter writes no claims");
+  }
+  absl::StatusOr<std::string> UpdateResourceClaimStatus(
+      const api::ResourceClaim&, const api::AllocationResult&,
+      const std::vector<api::ResourceClaimConsumerReference>&) override {
+    return absl::UnimplementedError("RecordingWriter writes no claims");
+  }
+  absl::StatusOr<std::string> DeallocateResourceClaim(const api::ResourceClaim&) override {
+    return absl::UnimplementedError("RecordingWriter writes no claims");
+  }
+  absl::StatusOr<api::ResourceClaim> CreateResourceClaim(const api::ResourceClaim&,
+                                                         std::string_view) override {
+    return absl::UnimplementedError("RecordingWriter writes no claims");
+  }
+  absl::Status DeleteResourceClaim(const api::ResourceClaim&) override {
+    return absl::UnimplementedError("RecordingWriter writes no claims");
+  }
+  absl::Status UpdatePodExtendedResourceClaimStatus(
+      const api::Pod&, const framework::ExtendedResourceClaimStatus&) override {
+    return absl::UnimplementedError("RecordingWriter writes no claims");
+  }
   std::vector<std::string> writes;
 };
 
