@@ -3,8 +3,10 @@
 scheduler on a fresh loopback control plane, with kwok playing the kubelet of every node.
 
     run.py run --scheduler upstream|gantry --out DIR [--gantry-bin PATH] [--nodes N]
+               [--focus REGEX]      (one regular expression instead of focus.txt: debugging)
     run.py list --out DIR           the tests the focus and skip list select (no cluster needed)
-    run.py report UPSTREAM_DIR GANTRY_DIR   side-by-side markdown on stdout (see report.py)
+
+report.py compares two `run` result dirs; run.sh does both runs and the report.
 
 `run` does, in order:
   1. starts etcd + kube-apiserver + kube-controller-manager (test/e2e/controlplane.sh through
@@ -15,8 +17,9 @@ scheduler on a fresh loopback control plane, with kwok playing the kubelet of ev
      kwok-pod-delete.yaml instead of the default pod-delete stage);
   3. creates --nodes fake Nodes (4 CPUs, 16 GiB, 110 pods, two zones) and waits for kwok to
      make them Ready;
-  4. for --scheduler=gantry: copies the gantry binary to a temp dir and starts it with
-     gantry-config.yaml (profile `default-scheduler`, identity system:kube-scheduler);
+  4. for --scheduler=gantry: creates deploy/'s ServiceAccount and RBAC, copies the gantry
+     binary to a temp dir and starts it with gantry-config.yaml (profile `default-scheduler`)
+     and a token of that ServiceAccount;
   5. runs e2e.test with the focus of focus.txt and the skips of skip.txt, writing
      DIR/report.json (Ginkgo JSON), DIR/junit.xml, DIR/e2e.log; then DIR/summary.json;
   6. copies the component logs to DIR/logs and tears everything down.
