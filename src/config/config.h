@@ -61,6 +61,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "gantry/extension_point.h"
 #include "gantry/registry.h"
 #include "nlohmann/json.hpp"
 #include "src/api/decode.h"
@@ -78,42 +79,10 @@ inline constexpr std::string_view kDefaultLeaseName = "gantry-scheduler";
 inline constexpr int64_t kMaxNodeScore = 100;
 inline constexpr int64_t kMaxTotalScore = INT64_MAX;
 
-// Extension points in configuration order. The last four are the workload
-// (PodGroup) points of newer upstream versions.
-enum class ExtensionPoint : uint8_t {
-  kPreEnqueue,
-  kQueueSort,
-  kPreFilter,
-  kFilter,
-  kPostFilter,
-  kPreScore,
-  kScore,
-  kReserve,
-  kPermit,
-  kPreBind,
-  kBind,
-  kPostBind,
-  kPlacementGenerate,
-  kPlacementFeasible,
-  kPlacementScore,
-  kPodGroupPostFilter,
-};
-inline constexpr size_t kNumExtensionPoints = 16;
-inline constexpr std::array<ExtensionPoint, kNumExtensionPoints> kAllExtensionPoints = {
-    ExtensionPoint::kPreEnqueue,        ExtensionPoint::kQueueSort,
-    ExtensionPoint::kPreFilter,         ExtensionPoint::kFilter,
-    ExtensionPoint::kPostFilter,        ExtensionPoint::kPreScore,
-    ExtensionPoint::kScore,             ExtensionPoint::kReserve,
-    ExtensionPoint::kPermit,            ExtensionPoint::kPreBind,
-    ExtensionPoint::kBind,              ExtensionPoint::kPostBind,
-    ExtensionPoint::kPlacementGenerate, ExtensionPoint::kPlacementFeasible,
-    ExtensionPoint::kPlacementScore,    ExtensionPoint::kPodGroupPostFilter,
-};
-
-// The configuration field name ("preFilter").
-std::string_view ExtensionPointField(ExtensionPoint p);
-// The upstream interface name used in messages ("PreFilterPlugin").
-std::string_view ExtensionPointInterface(ExtensionPoint p);
+// The extension points (one enum with the framework, gantry/extension_point.h).
+using framework::ExtensionPoint;
+using framework::kAllExtensionPoints;
+using framework::kNumExtensionPoints;
 
 // Where an entry came from in the source file (empty for defaults). Used only
 // for error positions; never compared.

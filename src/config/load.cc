@@ -33,28 +33,6 @@ using Path = std::vector<PathSegment>;
 
 // ---- Static tables ---------------------------------------------------------
 
-struct PointName {
-  std::string_view field;
-  std::string_view iface;
-};
-constexpr std::array<PointName, kNumExtensionPoints> kPointNames = {{
-    {"preEnqueue", "PreEnqueuePlugin"},
-    {"queueSort", "QueueSortPlugin"},
-    {"preFilter", "PreFilterPlugin"},
-    {"filter", "FilterPlugin"},
-    {"postFilter", "PostFilterPlugin"},
-    {"preScore", "PreScorePlugin"},
-    {"score", "ScorePlugin"},
-    {"reserve", "ReservePlugin"},
-    {"permit", "PermitPlugin"},
-    {"preBind", "PreBindPlugin"},
-    {"bind", "BindPlugin"},
-    {"postBind", "PostBindPlugin"},
-    {"placementGenerate", "PlacementGeneratePlugin"},
-    {"placementFeasible", "PlacementFeasiblePlugin"},
-    {"placementScore", "PlacementScorePlugin"},
-    {"podGroupPostFilter", "PodGroupPostFilterPlugin"},
-}};
 constexpr std::string_view kMultiPointField = "multiPoint";
 
 // Upstream's default plugin set (v1.34+, DynamicResourceAllocation on), all
@@ -372,7 +350,7 @@ void DecodePlugins(Decoder& d, JsonValue v, const Path& base, Plugins* out) {
       return true;
     }
     for (size_t p = 0; p < kNumExtensionPoints; ++p) {
-      if (kPointNames[p].field == key) {
+      if (framework::ExtensionPointName(kAllExtensionPoints[p]) == key) {
         DecodePluginSet(d, value, path, &out->points[p]);
         return true;
       }
@@ -694,7 +672,7 @@ void Loader::BuildProfile(const RawProfile& raw, size_t index, Profile* out) {
   };
   check_duplicates(out->plugins.multi_point, kMultiPointField);
   for (size_t p = 0; p < kNumExtensionPoints; ++p) {
-    check_duplicates(out->plugins.points[p], kPointNames[p].field);
+    check_duplicates(out->plugins.points[p], framework::ExtensionPointName(kAllExtensionPoints[p]));
   }
 
   ResolvePluginConfig(raw, out);
@@ -1173,14 +1151,6 @@ absl::StatusOr<Configuration> LoadYamlText(std::string_view text, std::string_vi
 }
 
 }  // namespace
-
-std::string_view ExtensionPointField(ExtensionPoint p) {
-  return kPointNames[static_cast<size_t>(p)].field;
-}
-
-std::string_view ExtensionPointInterface(ExtensionPoint p) {
-  return kPointNames[static_cast<size_t>(p)].iface;
-}
 
 const ProfilePlugin* Profile::FindPlugin(std::string_view name) const {
   for (const ProfilePlugin& p : resolved) {

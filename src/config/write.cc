@@ -38,7 +38,8 @@ json ProfileJson(const Profile& p) {
   if (!p.plugins.multi_point.empty()) plugins["multiPoint"] = PluginSetJson(p.plugins.multi_point);
   for (ExtensionPoint point : kAllExtensionPoints) {
     const PluginSet& set = p.plugins.at(point);
-    if (!set.empty()) plugins[std::string(ExtensionPointField(point))] = PluginSetJson(set);
+    if (!set.empty())
+      plugins[std::string(framework::ExtensionPointName(point))] = PluginSetJson(set);
   }
   out["plugins"] = std::move(plugins);
   if (!p.plugin_config.empty()) {

@@ -11,23 +11,6 @@
 namespace gantry::framework {
 namespace {
 
-constexpr ExtensionPoint kAllPoints[] = {
-    ExtensionPoint::kPreEnqueue,
-    ExtensionPoint::kQueueSort,
-    ExtensionPoint::kPreFilter,
-    ExtensionPoint::kFilter,
-    ExtensionPoint::kPostFilter,
-    ExtensionPoint::kPreScore,
-    ExtensionPoint::kScore,
-    ExtensionPoint::kReserve,
-    ExtensionPoint::kPermit,
-    ExtensionPoint::kPreBind,
-    ExtensionPoint::kBind,
-    ExtensionPoint::kPostBind,
-    ExtensionPoint::kPlacementGenerate,
-    ExtensionPoint::kPlacementScore,
-};
-
 bool Implements(Plugin* p, ExtensionPoint point) {
   switch (point) {
     case ExtensionPoint::kPreEnqueue:
@@ -58,6 +41,9 @@ bool Implements(Plugin* p, ExtensionPoint point) {
       return dynamic_cast<PlacementGeneratePlugin*>(p) != nullptr;
     case ExtensionPoint::kPlacementScore:
       return dynamic_cast<PlacementScorePlugin*>(p) != nullptr;
+    case ExtensionPoint::kPlacementFeasible:
+    case ExtensionPoint::kPodGroupPostFilter:
+      return false;
   }
   return false;
 }
@@ -71,52 +57,16 @@ bool Contains(const std::vector<std::string>& v, std::string_view s) {
 ProfileSpec ProfileSpec::MultiPoint(std::string scheduler_name, std::vector<PluginSpec> plugins) {
   ProfileSpec spec;
   spec.scheduler_name = std::move(scheduler_name);
-  for (ExtensionPoint point : kAllPoints) {
+  for (ExtensionPoint point : kAllExtensionPoints) {
+    if (!FrameworkRuns(point)) continue;
     for (const PluginSpec& p : plugins) spec.points[point].push_back(PointPlugin{p.name, true});
   }
   spec.plugins = std::move(plugins);
   return spec;
 }
 
-std::string_view ExtensionPointName(ExtensionPoint p) {
-  switch (p) {
-    case ExtensionPoint::kPreEnqueue:
-      return "preEnqueue";
-    case ExtensionPoint::kQueueSort:
-      return "queueSort";
-    case ExtensionPoint::kPreFilter:
-      return "preFilter";
-    case ExtensionPoint::kFilter:
-      return "filter";
-    case ExtensionPoint::kPostFilter:
-      return "postFilter";
-    case ExtensionPoint::kPreScore:
-      return "preScore";
-    case ExtensionPoint::kScore:
-      return "score";
-    case ExtensionPoint::kReserve:
-      return "reserve";
-    case ExtensionPoint::kPermit:
-      return "permit";
-    case ExtensionPoint::kPreBind:
-      return "preBind";
-    case ExtensionPoint::kBind:
-      return "bind";
-    case ExtensionPoint::kPostBind:
-      return "postBind";
-    case ExtensionPoint::kPlacementGenerate:
-      return "placementGenerate";
-    case ExtensionPoint::kPlacementScore:
-      return "placementScore";
-  }
-  return "";
-}
-
-std::optional<ExtensionPoint> ParseExtensionPoint(std::string_view s) {
-  for (ExtensionPoint p : kAllPoints) {
-    if (ExtensionPointName(p) == s) return p;
-  }
-  return std::nullopt;
+bool FrameworkRuns(ExtensionPoint p) {
+  return p != ExtensionPoint::kPlacementFeasible && p != ExtensionPoint::kPodGroupPostFilter;
 }
 
 absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const ProfileSpec& spec,
@@ -165,9 +115,20 @@ absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const ProfileSpec& 
     fw->owned_.push_back(*std::move(plugin));
   }
 
-  for (ExtensionPoint point : kAllPoints) {
+  for (ExtensionPoint point : kAllExtensionPoints) {
     auto it = spec.points.find(point);
     if (it == spec.points.end()) continue;
+    if (!FrameworkRuns(point)) {
+      // multiPoint expands to every point; no plugin can implement one the
+      // framework does not run, so only explicit entries are an error.
+      for (const PointPlugin& entry : it->second) {
+        if (entry.via_multi_point) continue;
+        return absl::UnimplementedError(gantry::StrCat(
+            "profile ", spec.scheduler_name, ": extension point ", ExtensionPointName(point),
+            " is not supported by this version of Gantry (plugin ", entry.name, ")"));
+      }
+      continue;
+    }
     std::vector<std::string> seen;
     for (const PointPlugin& entry : it->second) {
       auto pit = by_name.find(entry.name);
@@ -238,6 +199,9 @@ absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const ProfileSpec& 
         case ExtensionPoint::kPlacementScore:
           fw->placement_score_.push_back(dynamic_cast<PlacementScorePlugin*>(p));
           break;
+        case ExtensionPoint::kPlacementFeasible:
+        case ExtensionPoint::kPodGroupPostFilter:
+          break;  // refused above (FrameworkRuns)
       }
     }
   }
@@ -305,6 +269,9 @@ std::vector<std::string> Framework::PluginNames(ExtensionPoint point) const {
     case ExtensionPoint::kPlacementScore:
       for (auto* p : placement_score_) add(p);
       break;
+    case ExtensionPoint::kPlacementFeasible:
+    case ExtensionPoint::kPodGroupPostFilter:
+      break;  // not run (FrameworkRuns)
   }
   return out;
 }

@@ -12,23 +12,22 @@ absl::StatusOr<framework::ProfileSpec> ToProfileSpec(const config::Profile& prof
   for (const config::ProfilePlugin& p : profile.resolved) {
     spec.plugins.push_back(framework::PluginSpec{p.name, p.weight, p.args.is_null() ? "" : p.args.dump()});
   }
-  for (config::ExtensionPoint cp : config::kAllExtensionPoints) {
-    const std::vector<config::PointEntry>& entries = profile.at(cp);
+  for (framework::ExtensionPoint point : framework::kAllExtensionPoints) {
+    const std::vector<config::PointEntry>& entries = profile.at(point);
     if (entries.empty()) continue;
-    std::optional<framework::ExtensionPoint> fp =
-        framework::ParseExtensionPoint(config::ExtensionPointField(cp));
-    if (!fp) {
+    if (!framework::FrameworkRuns(point)) {
       // multiPoint expands to every point; no plugin can implement one the
       // framework does not offer, so only explicit entries are an error.
       bool explicit_entry = false;
       for (const config::PointEntry& e : entries) explicit_entry |= !e.via_multi_point;
       if (!explicit_entry) continue;
       return absl::UnimplementedError(gantry::StrCat(
-          "profile ", profile.scheduler_name, ": extension point ", config::ExtensionPointField(cp),
+          "profile ", profile.scheduler_name, ": extension point ",
+          framework::ExtensionPointName(point),
           " is not supported by this version of Gantry (plugin ", entries.front().name, ")"));
     }
     for (const config::PointEntry& e : entries) {
-      spec.points[*fp].push_back(framework::PointPlugin{e.name, e.via_multi_point});
+      spec.points[point].push_back(framework::PointPlugin{e.name, e.via_multi_point});
     }
   }
   return spec;
