@@ -21,26 +21,31 @@ WorkerPool::~WorkerPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void WorkerPool::RunChunks() {
+void WorkerPool::RunChunks(const Job& job) {
   while (true) {
-    int start = next_.fetch_add(chunk_, std::memory_order_relaxed);
-    if (start >= n_) return;
-    int end = std::min(n_, start + chunk_);
-    for (int i = start; i < end; ++i) (*fn_)(i);
+    const int start = next_.fetch_add(job.chunk, std::memory_order_relaxed);
+    if (start >= job.n) return;
+    const int end = std::min(job.n, start + job.chunk);
+    for (int i = start; i < end; ++i) (*job.fn)(i);
   }
 }
 
 void WorkerPool::WorkerLoop() {
   uint64_t seen = 0;
   while (true) {
+    Job job;
     {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [&] { return stop_ || epoch_ != seen; });
       if (stop_) return;
       seen = epoch_;
+      // Woke after the caller finished that job alone: nothing to join (its
+      // chunk size and count must not be used with the next job's next_).
+      if (job_.fn == nullptr) continue;
+      job = job_;
       ++active_workers_;
     }
-    RunChunks();
+    RunChunks(job);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (--active_workers_ == 0) done_cv_.notify_all();
@@ -55,20 +60,24 @@ void WorkerPool::Until(int n, const std::function<void(int)>& fn) {
     for (int i = 0; i < n; ++i) fn(i);
     return;
   }
+  Job job;
+  job.fn = &fn;
+  job.n = n;
+  job.chunk = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(n))));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    chunk_ = std::max(1, static_cast<int>(std::sqrt(static_cast<double>(n))));
+    job_ = job;
     next_.store(0, std::memory_order_relaxed);
     ++epoch_;
   }
   work_cv_.notify_all();
-  RunChunks();
+  RunChunks(job);
   std::unique_lock<std::mutex> lock(mu_);
-  // Workers that woke for this epoch finish their chunks; late wakers find no work.
-  done_cv_.wait(lock, [&] { return active_workers_ == 0 && next_.load() >= n_; });
-  fn_ = nullptr;
+  // Every chunk is claimed (the caller's RunChunks returned); the workers
+  // that joined finish theirs. Closing the job under the same lock keeps
+  // late wakers out of it.
+  done_cv_.wait(lock, [&] { return active_workers_ == 0; });
+  job_ = Job();
 }
 
 }  // namespace gantry::framework

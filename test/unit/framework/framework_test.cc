@@ -272,5 +272,23 @@ TEST(WorkerPoolTest, RunsEveryIndexOnce) {
   }
 }
 
+// A worker that wakes for a job the caller already finished alone must not
+// take part in the next one with that job's chunk size or count (such a
+// worker claimed one chunk size and ran another: indices of the next job
+// ran twice or never). Jobs of alternating sizes, each short enough for the
+// caller to finish before a worker wakes, make that interleaving frequent.
+TEST(WorkerPoolTest, LateWorkerDoesNotMixJobs) {
+  WorkerPool pool(4);
+  if (pool.parallelism() < 2) GTEST_SKIP() << "needs two hardware threads";
+  std::vector<std::atomic<int>> hits(1000);
+  for (int round = 0; round < 20000; ++round) {
+    const int n = round % 2 == 0 ? 1000 : 40;
+    for (int i = 0; i < n; ++i) hits[static_cast<size_t>(i)].store(0);
+    pool.Until(n, [&](int i) { hits[static_cast<size_t>(i)].fetch_add(1); });
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "round " << round << " index " << i;
+  }
+}
+
 }  // namespace
 }  // namespace gantry::framework
