@@ -8,7 +8,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string_view>
 
 namespace gantry::framework {
@@ -52,44 +51,18 @@ inline constexpr std::array<ExtensionPoint, kNumExtensionPoints> kAllExtensionPo
 };
 
 namespace internal {
-struct ExtensionPointNames {
-  std::string_view field;      // configuration field: "preFilter"
-  std::string_view interface;  // upstream interface name: "PreFilterPlugin"
+// The configuration field of each point, in enum order.
+inline constexpr std::array<std::string_view, kNumExtensionPoints> kExtensionPointNames = {
+    "preEnqueue",        "queueSort",         "preFilter",      "filter",
+    "postFilter",        "preScore",          "score",          "reserve",
+    "permit",            "preBind",           "bind",           "postBind",
+    "placementGenerate", "placementFeasible", "placementScore", "podGroupPostFilter",
 };
-inline constexpr std::array<ExtensionPointNames, kNumExtensionPoints> kExtensionPointNames = {{
-    {"preEnqueue", "PreEnqueuePlugin"},
-    {"queueSort", "QueueSortPlugin"},
-    {"preFilter", "PreFilterPlugin"},
-    {"filter", "FilterPlugin"},
-    {"postFilter", "PostFilterPlugin"},
-    {"preScore", "PreScorePlugin"},
-    {"score", "ScorePlugin"},
-    {"reserve", "ReservePlugin"},
-    {"permit", "PermitPlugin"},
-    {"preBind", "PreBindPlugin"},
-    {"bind", "BindPlugin"},
-    {"postBind", "PostBindPlugin"},
-    {"placementGenerate", "PlacementGeneratePlugin"},
-    {"placementFeasible", "PlacementFeasiblePlugin"},
-    {"placementScore", "PlacementScorePlugin"},
-    {"podGroupPostFilter", "PodGroupPostFilterPlugin"},
-}};
 }  // namespace internal
 
 // The configuration's spelling ("preFilter").
 constexpr std::string_view ExtensionPointName(ExtensionPoint p) {
-  return internal::kExtensionPointNames[static_cast<size_t>(p)].field;
-}
-// The interface a plugin implements to extend `p` ("PreFilterPlugin").
-constexpr std::string_view ExtensionPointInterface(ExtensionPoint p) {
-  return internal::kExtensionPointNames[static_cast<size_t>(p)].interface;
-}
-// The point spelled `field` in a configuration ("multiPoint" is not a point).
-constexpr std::optional<ExtensionPoint> ParseExtensionPoint(std::string_view field) {
-  for (ExtensionPoint p : kAllExtensionPoints) {
-    if (ExtensionPointName(p) == field) return p;
-  }
-  return std::nullopt;
+  return internal::kExtensionPointNames[static_cast<size_t>(p)];
 }
 
 }  // namespace gantry::framework
