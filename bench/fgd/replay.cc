@@ -196,13 +196,14 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
   sched.AddObserver(&recorder);
 
   for (const api::Namespace& ns : cluster.namespaces)
-    sched.OnNamespace(api::Symbol::Intern(ns.meta.name), ns.meta.labels);
-  for (const api::Node& n : cluster.nodes) sched.OnNodeAdd(std::make_shared<const api::Node>(n));
+    sched.events().OnNamespace(api::Symbol::Intern(ns.meta.name), ns.meta.labels);
+  for (const api::Node& n : cluster.nodes)
+    sched.events().OnNodeAdd(std::make_shared<const api::Node>(n));
   for (const api::DeviceClass& c : cluster.device_classes) {
-    sched.OnDeviceClass(nullptr, std::make_shared<const api::DeviceClass>(c));
+    sched.events().OnDeviceClass(nullptr, std::make_shared<const api::DeviceClass>(c));
   }
   for (const api::ResourceSlice& s : cluster.resource_slices) {
-    sched.OnResourceSlice(nullptr, std::make_shared<const api::ResourceSlice>(s));
+    sched.events().OnResourceSlice(nullptr, std::make_shared<const api::ResourceSlice>(s));
   }
 
   ReplayResult result;
@@ -228,11 +229,11 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
     std::vector<std::shared_ptr<const api::ResourceClaim>> claims;
     for (api::ResourceClaim& c : objs->claims) {
       claims.push_back(std::make_shared<const api::ResourceClaim>(std::move(c)));
-      sched.OnResourceClaim(nullptr, claims.back());
+      sched.events().OnResourceClaim(nullptr, claims.back());
     }
     auto pod = std::make_shared<const api::Pod>(std::move(objs->pod));
     const std::string key = pod->meta.Key();
-    sched.OnPodAdd(pod);
+    sched.events().OnPodAdd(pod);
     const int64_t before = recorder.attempts;
     if (!sched.ScheduleOne(/*blocking=*/false)) {
       return absl::InternalError(
@@ -251,7 +252,7 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
       if (u.claim->IsAllocated() && (u.old_claim == nullptr || !u.old_claim->IsAllocated())) {
         AddDeviceUse(*u.claim, node_index, &use);
       }
-      sched.OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
+      sched.events().OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
     }
     std::vector<sim::InMemoryWriter::Binding> bindings = writer.TakeBindings();
     if (recorder.last_result == "scheduled") {
@@ -262,7 +263,7 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
       auto bound = std::make_shared<api::Pod>(*bindings[0].pod);
       bound->node_name = api::Symbol::Intern(bindings[0].node);
       bound->phase = api::PodPhase::kRunning;
-      sched.OnPodUpdate(bindings[0].pod, std::move(bound));
+      sched.events().OnPodUpdate(bindings[0].pod, std::move(bound));
       allocated += tp.GpuMilliTotal();
       ++result.placed;
       if (auto it = node_index.find(bindings[0].node); it != node_index.end()) {
@@ -273,8 +274,8 @@ absl::StatusOr<ReplayResult> RunReplay(const std::vector<TraceNode>& nodes,
       if (!bindings.empty())
         return absl::InternalError(gantry::StrCat("pod ", key, ": failed but bound"));
       // Dropped: no queue, no retry.
-      sched.OnPodDelete(pod);
-      for (const auto& c : claims) sched.OnResourceClaimDelete(c);
+      sched.events().OnPodDelete(pod);
+      for (const auto& c : claims) sched.events().OnResourceClaimDelete(c);
       ++result.failed;
       if (arrived - tp.GpuMilliTotal() < result.plan.capacity_milli) {
         ReplayResult::ClassFailures& f = result.failed_before_100[PodClass(tp)];

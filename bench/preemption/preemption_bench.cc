@@ -171,13 +171,15 @@ void BM_GangPreemption(benchmark::State& state) {
     sim::InMemoryWriter writer;
     auto bundle = scheduler::BuildScheduler(*cfg, registry, cluster, writer, clock, 1, 0);
     scheduler::Scheduler& sched = *bundle->scheduler;
-    for (const api::Node& n : objects.nodes) sched.OnNodeAdd(std::make_shared<const api::Node>(n));
-    for (const api::PodGroup& g : objects.pod_groups) sched.OnPodGroup(state::GroupInfoFrom(g));
+    for (const api::Node& n : objects.nodes)
+      sched.events().OnNodeAdd(std::make_shared<const api::Node>(n));
+    for (const api::PodGroup& g : objects.pod_groups)
+      sched.events().OnPodGroup(state::GroupInfoFrom(g));
     int uid = 0;
     for (const api::Pod& p : objects.pods) {
       auto pod = std::make_shared<api::Pod>(p);
       pod->meta.uid = "uid-" + std::to_string(uid++);
-      sched.OnPodAdd(std::move(pod));
+      sched.events().OnPodAdd(std::move(pod));
     }
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();

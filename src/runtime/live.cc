@@ -152,7 +152,7 @@ absl::Status RunLiveScheduler(const config::Configuration& cfg, const framework:
   std::unique_ptr<scheduler::AttachedSchedulerMetrics> metrics =
       scheduler::AttachSchedulerMetrics(sched, *opts.metrics);
 
-  EventSource source(**client, *discovery, sched);
+  EventSource source(**client, *discovery, sched.events());
 
   std::mutex mu;
   std::condition_variable cv;

@@ -1,6 +1,6 @@
-// DRA event handlers of the Scheduler: feed DraState, then requeue pods
+// The DRA event handlers: feed DraState, then requeue pods
 // rejected by plugins that registered for the event.
-#include "src/scheduler/scheduler.h"
+#include "src/scheduler/event_handlers.h"
 
 namespace gantry::scheduler {
 namespace {
@@ -12,9 +12,9 @@ uint32_t AddOrUpdate(bool has_old) { return has_old ? framework::kUpdateOther : 
 
 }  // namespace
 
-void Scheduler::OnResourceSlice(std::shared_ptr<const api::ResourceSlice> old_obj,
-                                std::shared_ptr<const api::ResourceSlice> obj) {
-  dra_->UpsertSlice(obj);
+void EventHandlers::OnResourceSlice(std::shared_ptr<const api::ResourceSlice> old_obj,
+                                    std::shared_ptr<const api::ResourceSlice> obj) {
+  dra_.UpsertSlice(obj);
   if (!queue_) return;
   const bool upd = old_obj != nullptr;
   queue_->MoveAllToActiveOrBackoffQueue(
@@ -22,17 +22,17 @@ void Scheduler::OnResourceSlice(std::shared_ptr<const api::ResourceSlice> old_ob
       std::move(old_obj), std::move(obj));
 }
 
-void Scheduler::OnResourceSliceDelete(std::shared_ptr<const api::ResourceSlice> obj) {
-  dra_->DeleteSlice(obj->meta.name);
+void EventHandlers::OnResourceSliceDelete(std::shared_ptr<const api::ResourceSlice> obj) {
+  dra_.DeleteSlice(obj->meta.name);
   if (!queue_) return;
   queue_->MoveAllToActiveOrBackoffQueue(
       ClusterEvent{EventResource::kResourceSlice, framework::kDelete, "ResourceSliceDelete"}, std::move(obj), nullptr);
 }
 
-void Scheduler::OnDeviceClass(std::shared_ptr<const api::DeviceClass> old_obj,
-                              std::shared_ptr<const api::DeviceClass> obj) {
-  dra_->UpsertClass(obj);
-  node_results_stale_.store(true, std::memory_order_release);
+void EventHandlers::OnDeviceClass(std::shared_ptr<const api::DeviceClass> old_obj,
+                                  std::shared_ptr<const api::DeviceClass> obj) {
+  dra_.UpsertClass(obj);
+  cycles_.MarkNodeResultsStale();
   if (!queue_) return;
   const bool upd = old_obj != nullptr;
   queue_->MoveAllToActiveOrBackoffQueue(
@@ -40,17 +40,17 @@ void Scheduler::OnDeviceClass(std::shared_ptr<const api::DeviceClass> old_obj,
       std::move(old_obj), std::move(obj));
 }
 
-void Scheduler::OnDeviceClassDelete(std::shared_ptr<const api::DeviceClass> obj) {
-  dra_->DeleteClass(obj->meta.name);
-  node_results_stale_.store(true, std::memory_order_release);
+void EventHandlers::OnDeviceClassDelete(std::shared_ptr<const api::DeviceClass> obj) {
+  dra_.DeleteClass(obj->meta.name);
+  cycles_.MarkNodeResultsStale();
   if (!queue_) return;
   queue_->MoveAllToActiveOrBackoffQueue(
       ClusterEvent{EventResource::kDeviceClass, framework::kDelete, "DeviceClassDelete"}, std::move(obj), nullptr);
 }
 
-void Scheduler::OnResourceClaim(std::shared_ptr<const api::ResourceClaim> old_obj,
-                                std::shared_ptr<const api::ResourceClaim> obj) {
-  dra_->UpsertClaim(obj);
+void EventHandlers::OnResourceClaim(std::shared_ptr<const api::ResourceClaim> old_obj,
+                                    std::shared_ptr<const api::ResourceClaim> obj) {
+  dra_.UpsertClaim(obj);
   if (!queue_) return;
   const bool upd = old_obj != nullptr;
   queue_->MoveAllToActiveOrBackoffQueue(
@@ -58,24 +58,25 @@ void Scheduler::OnResourceClaim(std::shared_ptr<const api::ResourceClaim> old_ob
       std::move(old_obj), std::move(obj));
 }
 
-void Scheduler::OnResourceClaimDelete(std::shared_ptr<const api::ResourceClaim> obj) {
-  dra_->DeleteClaim(obj->meta.namespace_.view(), obj->meta.name);
+void EventHandlers::OnResourceClaimDelete(std::shared_ptr<const api::ResourceClaim> obj) {
+  dra_.DeleteClaim(obj->meta.namespace_.view(), obj->meta.name);
   if (!queue_) return;
   queue_->MoveAllToActiveOrBackoffQueue(
       ClusterEvent{EventResource::kResourceClaim, framework::kDelete, "ResourceClaimDelete"}, std::move(obj), nullptr);
 }
 
-void Scheduler::OnResourceClaimTemplate(std::shared_ptr<const api::ResourceClaimTemplate> obj) {
-  dra_->UpsertTemplate(std::move(obj));
+void EventHandlers::OnResourceClaimTemplate(std::shared_ptr<const api::ResourceClaimTemplate> obj) {
+  dra_.UpsertTemplate(std::move(obj));
 }
 
-void Scheduler::OnResourceClaimTemplateDelete(std::shared_ptr<const api::ResourceClaimTemplate> obj) {
-  dra_->DeleteTemplate(obj->meta.namespace_.view(), obj->meta.name);
+void EventHandlers::OnResourceClaimTemplateDelete(
+    std::shared_ptr<const api::ResourceClaimTemplate> obj) {
+  dra_.DeleteTemplate(obj->meta.namespace_.view(), obj->meta.name);
 }
 
-void Scheduler::OnDeviceTaintRule(std::shared_ptr<const api::DeviceTaintRule> old_obj,
-                                  std::shared_ptr<const api::DeviceTaintRule> obj) {
-  dra_->UpsertTaintRule(obj);
+void EventHandlers::OnDeviceTaintRule(std::shared_ptr<const api::DeviceTaintRule> old_obj,
+                                      std::shared_ptr<const api::DeviceTaintRule> obj) {
+  dra_.UpsertTaintRule(obj);
   if (!queue_) return;
   const bool upd = old_obj != nullptr;
   queue_->MoveAllToActiveOrBackoffQueue(
@@ -83,8 +84,8 @@ void Scheduler::OnDeviceTaintRule(std::shared_ptr<const api::DeviceTaintRule> ol
       std::move(old_obj), std::move(obj));
 }
 
-void Scheduler::OnDeviceTaintRuleDelete(std::shared_ptr<const api::DeviceTaintRule> obj) {
-  dra_->DeleteTaintRule(obj->meta.name);
+void EventHandlers::OnDeviceTaintRuleDelete(std::shared_ptr<const api::DeviceTaintRule> obj) {
+  dra_.DeleteTaintRule(obj->meta.name);
   if (!queue_) return;
   queue_->MoveAllToActiveOrBackoffQueue(
       ClusterEvent{EventResource::kDeviceTaintRule, framework::kDelete, "DeviceTaintRuleDelete"}, std::move(obj),

@@ -1,5 +1,5 @@
 // The group cycle: a PodGroup's pending members are scheduled together on
-// one snapshot (design §4). When the PodGroup sits in a CompositePodGroup
+// one snapshot. When the PodGroup sits in a CompositePodGroup
 // tree (v1alpha3, depth <= 4), the whole tree is the unit: every pending
 // member of every leaf is gathered into the cycle.
 //
@@ -17,7 +17,9 @@
 //
 // The tree binds only when its root is satisfied; otherwise nothing is
 // assumed, reserved or held, and every member goes back to the queue with a
-// message that says how many fit where (FailGroupCycle).
+// message that says how many fit where (GroupCycle::Fail).
+#include "src/scheduler/group_cycle.h"
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -28,8 +30,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "gantry/util/strings.h"
-#include "src/scheduler/group_preemption.h"
-#include "src/scheduler/scheduler.h"
 
 namespace gantry::scheduler {
 namespace {
@@ -224,17 +224,18 @@ std::string GroupNoun(const state::GroupInfo& g) {
 // RollbackTo undoes both, last member first.
 class Placer {
  public:
+  // `node_results`: shared per-node results, or null (every member filters
+  // and scores from scratch).
   Placer(framework::PodScheduler& algorithm, framework::Framework& fw, state::Snapshot& snapshot,
          const std::vector<framework::QueuedPodInfo>& members, std::vector<TreeNode>& tree,
-         TopologyDomainCache& domain_cache, framework::NodeResultCache& node_results,
-         bool reuse_node_results)
+         TopologyDomainCache& domain_cache, framework::NodeResultCache* node_results)
       : algorithm_(algorithm),
         fw_(fw),
         snapshot_(snapshot),
         members_(members),
         tree_(tree),
         domain_cache_(domain_cache),
-        node_results_(reuse_node_results ? &node_results : nullptr) {
+        node_results_(node_results) {
     slots_.resize(members.size());
   }
 
@@ -504,23 +505,43 @@ class Placer {
 
 }  // namespace
 
-void Scheduler::FailGroupMember(framework::Framework* fw, framework::QueuedPodInfo qpi,
-                                const std::string& message, int64_t duration_micros, int64_t cycle,
-                                bool scheduler_error) {
-  // A group waits for any cluster change (members arriving, capacity freed):
-  // "GangScheduling" registers no events, so the queue wakes it on all.
-  HandleFailure(fw, std::move(qpi),
-                Status(scheduler_error ? framework::Code::kError : framework::Code::kUnschedulable, message)
-                    .WithPlugin("GangScheduling"),
-                nullptr, "", duration_micros, cycle);
-}
+// Why a group cycle failed.
+struct GroupCycle::Failure {
+  std::string key;                       // the cycle's root group ("namespace/name")
+  std::string reason = "Unschedulable";  // or "SchedulerError"
+  std::string message;                   // how many members fit where, and why not
+  std::string domain;                    // best topology domain tried, "" if none
+  int32_t placed = 0;
+  int32_t min_count = 0;
+  std::vector<DomainTrial> domains{};    // the root's domain trials, if any were run
+  std::vector<MemberFailure> members{};  // per-member failures, if placement ran
+};
 
-void Scheduler::FailGroupCycle(framework::Framework* fw, std::vector<framework::QueuedPodInfo> members,
-                               const std::vector<state::GroupInfo>& groups, const GroupFailure& failure,
-                               int64_t cycle, int64_t start_micros) {
+GroupCycle::GroupCycle(state::ClusterState& state, queue::SchedulingQueue& queue,
+                       CycleContext& cycles, FailureHandler& failure, Binder& binder,
+                       GroupStatusWriter& group_status, ForeignGroupMembers& foreign,
+                       Observers& observers, GroupPreemptionEvaluator& preemption)
+    : state_(state),
+      queue_(queue),
+      cycles_(cycles),
+      failure_(failure),
+      binder_(binder),
+      group_status_(group_status),
+      foreign_(foreign),
+      observers_(observers),
+      preemption_(preemption),
+      domain_cache_(std::make_unique<TopologyDomainCache>()) {}
+
+GroupCycle::~GroupCycle() = default;
+
+void GroupCycle::Fail(framework::Framework* fw, std::vector<framework::QueuedPodInfo> members,
+                      const std::vector<state::GroupInfo>& groups, const Failure& failure,
+                      int64_t cycle, int64_t start_micros) {
   const int64_t duration = MonotonicMicros() - start_micros;
   const bool error = failure.reason == "SchedulerError";
-  for (framework::QueuedPodInfo& m : members) FailGroupMember(fw, std::move(m), failure.message, duration, cycle, error);
+  for (framework::QueuedPodInfo& m : members) {
+    failure_.FailGroupMember(fw, std::move(m), failure.message, duration, cycle, error);
+  }
   for (const state::GroupInfo& g : groups) {
     if (!group_status_.IsScheduled(g.key)) group_status_.Failed(g, failure.reason, failure.message);
   }
@@ -528,23 +549,24 @@ void Scheduler::FailGroupCycle(framework::Framework* fw, std::vector<framework::
                        failure.domain, failure.message, duration};
   outcome.domains = failure.domains;
   outcome.members = failure.members;
-  NotifyGroup(outcome);
+  observers_.Group(outcome);
 }
 
-void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string& key,
-                              const std::optional<state::GroupInfo>& group, framework::Framework* fw,
-                              int64_t cycle, int64_t start_micros) {
+void GroupCycle::Run(framework::QueuedPodInfo first, const std::string& key,
+                     const std::optional<state::GroupInfo>& group, framework::Framework* fw,
+                     int64_t cycle, int64_t start_micros) {
   std::vector<framework::QueuedPodInfo> members;
   members.push_back(std::move(first));
-  auto fail = [&](std::vector<state::GroupInfo> groups, GroupFailure failure) {
-    FailGroupCycle(fw, std::move(members), groups, failure, cycle, start_micros);
+  auto fail = [&](std::vector<state::GroupInfo> groups, Failure failure) {
+    Fail(fw, std::move(members), groups, failure, cycle, start_micros);
   };
 
   if (!group) {
-    for (framework::QueuedPodInfo& m : queue_->PopGroups({key})) members.push_back(std::move(m));
-    fail({}, GroupFailure{key, "Unschedulable",
-                          gantry::StrCat("pod group ", key, " does not exist yet; its members wait for it"), "",
-                          0, 0});
+    for (framework::QueuedPodInfo& m : queue_.PopGroups({key})) members.push_back(std::move(m));
+    fail({},
+         Failure{key, "Unschedulable",
+                 gantry::StrCat("pod group ", key, " does not exist yet; its members wait for it"),
+                 "", 0, 0});
     return;
   }
 
@@ -607,26 +629,24 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
         if (!t.info.composite) leaves.push_back(t.info.key);
       }
     }
-    for (framework::QueuedPodInfo& m : queue_->PopGroups(leaves)) members.push_back(std::move(m));
+    for (framework::QueuedPodInfo& m : queue_.PopGroups(leaves)) members.push_back(std::move(m));
   }
   std::vector<state::GroupInfo> infos;
   for (const TreeNode& t : tree) infos.push_back(t.info);
   if (infos.empty()) infos.push_back(*group);
   if (!invalid.empty()) {
     // Not transient: waits (as unschedulable) for the tree's objects to change.
-    fail(infos, GroupFailure{key, "Unschedulable", invalid, "", 0, group->min_count});
+    fail(infos, Failure{key, "Unschedulable", invalid, "", 0, group->min_count});
     return;
   }
 
   // All members must be served by one scheduler: ours, and one profile.
   std::string foreign;
   {
-    std::lock_guard<std::mutex> lock(foreign_mu_);
-    for (const auto& [leaf, idx] : leaf_of) {
-      auto it = foreign_group_schedulers_.find(leaf);
-      if (it == foreign_group_schedulers_.end()) continue;
-      for (const auto& [n, pods] : it->second) foreign += ", " + n;
-    }
+    std::vector<std::string> leaves;
+    for (const auto& [leaf, idx] : leaf_of) leaves.push_back(leaf);
+    std::sort(leaves.begin(), leaves.end());
+    foreign = foreign_.SchedulersOf(leaves);
   }
   if (foreign.empty()) {
     for (const framework::QueuedPodInfo& m : members) {
@@ -637,11 +657,12 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     }
   }
   if (!foreign.empty()) {
-    fail(infos, GroupFailure{root_key, "Unschedulable",
-                             gantry::StrCat(GroupNoun(*root), " is rejected: its members use different schedulerNames (",
-                                            members.front().pod_info->p().scheduler_name.view(), foreign,
-                                            "); all members must use one"),
-                             "", 0, root->min_count});
+    fail(infos, Failure{root_key, "Unschedulable",
+                        gantry::StrCat(GroupNoun(*root),
+                                       " is rejected: its members use different schedulerNames (",
+                                       members.front().pod_info->p().scheduler_name.view(), foreign,
+                                       "); all members must use one"),
+                        "", 0, root->min_count});
     return;
   }
 
@@ -681,38 +702,41 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     return false;
   };
   if (!ready(0)) {
-    fail(infos, GroupFailure{root_key, "Unschedulable", not_ready, "", 0, root->min_count});
+    fail(infos, Failure{root_key, "Unschedulable", not_ready, "", 0, root->min_count});
     return;
   }
 
-  state_.UpdateSnapshot(&snapshot_);
-  fw->SetSnapshot(&snapshot_);
-  if (domain_cache_ == nullptr) domain_cache_ = std::make_shared<TopologyDomainCache>();
-  framework::NodeResultCache* node_results = NodeResultsForCycle();
-  Placer placer(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_, node_results_,
-                node_results != nullptr);
+  cycles_.Refresh(*fw);
+  state::Snapshot& snapshot = cycles_.snapshot();
+  Placer placer(cycles_.algorithm(), *fw, snapshot, members, tree, *domain_cache_,
+                cycles_.NodeResults());
   Outcome outcome;
   {
     // Room nominated to other preemptors of >= priority stays theirs (group_preemption.h).
-    NominatedRoom room(snapshot_, *queue_, members.front().pod_info->priority, [&](const framework::PodInfo& p) {
-      return (tree.size() <= 1 ? state::InGroup(p.p(), key) : leaf_of.contains(state::GroupKeyOf(p.p()))) ||
-             state_.NodeOf(p.uid()).has_value();
-    });
-    outcome = placer.Place(0, snapshot_.NodeInfos());
+    NominatedRoom room(snapshot, queue_, members.front().pod_info->priority,
+                       [&](const framework::PodInfo& p) {
+                         return (tree.size() <= 1 ? state::InGroup(p.p(), key)
+                                                  : leaf_of.contains(state::GroupKeyOf(p.p()))) ||
+                                state_.NodeOf(p.uid()).has_value();
+                       });
+    outcome = placer.Place(0, snapshot.NodeInfos());
     if (outcome.satisfied) placer.ReleaseOverlay();  // before the room goes: the snapshot is restored in order
   }
   if (!outcome.satisfied) {
     if (tree.size() == 1) {
-      // Workload-aware preemption (src/scheduler/group_preemption.cc) for a
-      // single PodGroup: on success it has nominated and requeued the members.
+      // Workload-aware preemption for a single PodGroup: on success it has
+      // nominated and requeued the members.
       Domains domains;
       if (group->topology_key.empty()) {
-        domains.emplace_back("", snapshot_.NodeInfos());
+        domains.emplace_back("", snapshot.NodeInfos());
       } else {
-        domains = SplitDomains(snapshot_.NodeInfos(), group->topology_key);
+        domains = SplitDomains(snapshot.NodeInfos(), group->topology_key);
       }
       std::string note;
-      if (PreemptForGroup(key, *group, members, tree[0].need, domains, fw, cycle, start_micros, &note)) {
+      const Preemptor preemptor{
+          key,   &*group,     [&](const std::string& gk) { return gk == key; }, &members, fw,
+          cycle, start_micros};
+      if (preemption_.PreemptForGroup(preemptor, tree[0].need, domains, &note)) {
         group_status_.Failed(*group, "Unschedulable", gantry::StrCat(outcome.failure, "; preempting for the group"));
         return;
       }
@@ -723,9 +747,9 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
       std::unique_ptr<Placer> trial;
       GroupPlacer tree_placer;
       tree_placer.place = [&](const NodeList& nodes) {
-        trial =
-            std::make_unique<Placer>(*algorithm_, *fw, snapshot_, members, tree, *domain_cache_,
-                                     node_results_, /*reuse_node_results=*/false);
+        trial = std::make_unique<Placer>(cycles_.algorithm(), *fw, snapshot, members, tree,
+                                         *domain_cache_,
+                                         /*node_results=*/nullptr);
         const Outcome o = trial->Place(0, nodes);
         GroupPlacement r{{}, o.satisfied, o.placed, o.failure};
         for (const MemberTrial& mt : trial->slots()) r.nodes.push_back(mt.node);
@@ -735,11 +759,13 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
         if (trial) trial->RollbackAll();
       };
       Domains domains;
-      domains.emplace_back("", snapshot_.NodeInfos());
+      domains.emplace_back("", snapshot.NodeInfos());
       std::string note;
-      if (PreemptForUnit(
-              root_key, *root, [&](const std::string& gk) { return leaf_of.contains(gk); }, members,
-              tree_placer, domains, fw, cycle, start_micros, &note)) {
+      const Preemptor preemptor{
+          root_key,    &*root, [&](const std::string& gk) { return leaf_of.contains(gk); },
+          &members,    fw,     cycle,
+          start_micros};
+      if (preemption_.Preempt(preemptor, tree_placer, domains, &note)) {
         for (const TreeNode& t : tree) {
           group_status_.Failed(t.info, "Unschedulable",
                                gantry::StrCat(outcome.failure, "; preempting for the tree"));
@@ -748,12 +774,12 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
       }
       if (!note.empty()) outcome.failure = gantry::StrCat(outcome.failure, " ", note);
     }
-    GroupFailure failure{root_key,
-                         "Unschedulable",
-                         outcome.failure,
-                         outcome.domain,
-                         tree[0].info.composite ? outcome.placed : tree[0].placed,
-                         root->min_count};
+    Failure failure{root_key,
+                    "Unschedulable",
+                    outcome.failure,
+                    outcome.domain,
+                    tree[0].info.composite ? outcome.placed : tree[0].placed,
+                    root->min_count};
     failure.domains = placer.root_trials();
     for (size_t m = 0; m < members.size(); ++m) {
       const api::Pod& p = members[m].pod_info->p();
@@ -796,27 +822,27 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     break;
   }
   if (!broken.empty()) {
-    fail(infos, GroupFailure{root_key, "SchedulerError",
-                             gantry::StrCat(GroupNoun(*root), ": the placement",
-                                            outcome.domain.empty() ? "" : " in " + outcome.domain,
-                                            " could not be reserved (", broken, "); retrying"),
-                             outcome.domain, 0, root->min_count});
+    fail(infos, Failure{root_key, "SchedulerError",
+                        gantry::StrCat(GroupNoun(*root), ": the placement",
+                                       outcome.domain.empty() ? "" : " in " + outcome.domain,
+                                       " could not be reserved (", broken, "); retrying"),
+                        outcome.domain, 0, root->min_count});
     return;
   }
 
   const int64_t duration = MonotonicMicros() - start_micros;
-  // The placed members bind together (Scheduler::RunGangBindingCycle).
+  // The placed members bind together (Binder::BindGang).
   GangBindTask gang;
   absl::flat_hash_map<size_t, size_t> gang_leaf;  // tree index -> index into gang.leaves
   for (size_t m = 0; m < members.size(); ++m) {
     MemberTrial& mt = slots[m];
     if (mt.node.empty()) {
       const state::GroupInfo& leaf = tree[leaf_of[state::GroupKeyOf(members[m].pod_info->p())]].info;
-      FailGroupMember(fw, std::move(members[m]),
-                      gantry::StrCat(GroupNoun(*root), " is scheduled (", committed.size(),
-                                     " members placed in this cycle); this member of ", leaf.key,
-                                     " did not fit: ", mt.failure),
-                      duration, cycle, false);
+      failure_.FailGroupMember(fw, std::move(members[m]),
+                               gantry::StrCat(GroupNoun(*root), " is scheduled (", committed.size(),
+                                              " members placed in this cycle); this member of ",
+                                              leaf.key, " did not fit: ", mt.failure),
+                               duration, cycle, false);
       continue;
     }
     const size_t t = leaf_of[state::GroupKeyOf(members[m].pod_info->p())];
@@ -842,11 +868,11 @@ void Scheduler::RunGroupCycle(framework::QueuedPodInfo first, const std::string&
     }
     GroupOutcome go{t.info.key, t.satisfied, t.placed, t.info.min_count, t.domain, "", duration};
     if (&t == &tree.front()) go.domains = placer.root_trials();
-    NotifyGroup(go);
+    observers_.Group(go);
   }
   // After the status: an inline (offline) binding's failure must not be
   // followed by the cycle's own condition.
-  if (!gang.members.empty()) StartBinding(std::move(gang));
+  if (!gang.members.empty()) binder_.BindGang(std::move(gang));
 }
 
 }  // namespace gantry::scheduler

@@ -302,46 +302,49 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
   const int64_t virtual_start = clock.NowMicros();
 
   for (const api::Namespace& ns : objects.namespaces) {
-    sched.OnNamespace(ns.meta.namespace_.empty() ? api::Symbol::Intern(ns.meta.name) : ns.meta.namespace_,
-                      ns.meta.labels);
+    sched.events().OnNamespace(
+        ns.meta.namespace_.empty() ? api::Symbol::Intern(ns.meta.name) : ns.meta.namespace_,
+        ns.meta.labels);
   }
   for (const api::PriorityClass& pc : objects.priority_classes) {
-    sched.OnPriorityClass(api::Symbol::Intern(pc.meta.name),
-                          state::PriorityClassInfo{pc.value, pc.global_default, pc.preemption_policy});
+    sched.events().OnPriorityClass(
+        api::Symbol::Intern(pc.meta.name),
+        state::PriorityClassInfo{pc.value, pc.global_default, pc.preemption_policy});
   }
-  for (const api::Node& node : objects.nodes) sched.OnNodeAdd(std::make_shared<const api::Node>(node));
+  for (const api::Node& node : objects.nodes)
+    sched.events().OnNodeAdd(std::make_shared<const api::Node>(node));
   absl::flat_hash_map<std::string, const api::PodGroup*> pod_groups;  // "ns/name"
   for (const api::PodGroup& g : objects.pod_groups) {
     state::GroupInfo info = state::GroupInfoFrom(g);
     if (info.uid.empty()) info.uid = gantry::StrCat("sim-podgroup-", info.key);
-    sched.OnPodGroup(std::move(info));
+    sched.events().OnPodGroup(std::move(info));
     pod_groups[g.meta.Key()] = &g;
   }
   for (const api::CoschedulingPodGroup& g : objects.coscheduling_pod_groups) {
-    sched.OnPodGroup(state::GroupInfoFrom(g));
+    sched.events().OnPodGroup(state::GroupInfoFrom(g));
   }
   for (const api::CompositePodGroup& g : objects.composite_pod_groups) {
-    sched.OnCompositePodGroup(state::GroupInfoFrom(g));
+    sched.events().OnCompositePodGroup(state::GroupInfoFrom(g));
   }
   // DRA objects (before pods, as an informer sync would deliver them).
   for (const api::DeviceClass& c : objects.device_classes) {
-    sched.OnDeviceClass(nullptr, std::make_shared<const api::DeviceClass>(c));
+    sched.events().OnDeviceClass(nullptr, std::make_shared<const api::DeviceClass>(c));
   }
   for (const api::ResourceSlice& s : objects.resource_slices) {
-    sched.OnResourceSlice(nullptr, std::make_shared<const api::ResourceSlice>(s));
+    sched.events().OnResourceSlice(nullptr, std::make_shared<const api::ResourceSlice>(s));
   }
   for (const api::DeviceTaintRule& r : objects.device_taint_rules) {
-    sched.OnDeviceTaintRule(nullptr, std::make_shared<const api::DeviceTaintRule>(r));
+    sched.events().OnDeviceTaintRule(nullptr, std::make_shared<const api::DeviceTaintRule>(r));
   }
   absl::flat_hash_map<std::string, const api::ResourceClaimTemplate*> templates;
   for (const api::ResourceClaimTemplate& t : objects.resource_claim_templates) {
-    sched.OnResourceClaimTemplate(std::make_shared<const api::ResourceClaimTemplate>(t));
+    sched.events().OnResourceClaimTemplate(std::make_shared<const api::ResourceClaimTemplate>(t));
     templates[gantry::StrCat(t.meta.namespace_.view(), "/", t.meta.name)] = &t;
   }
   for (const api::ResourceClaim& c : objects.resource_claims) {
     auto claim = std::make_shared<api::ResourceClaim>(c);
     if (claim->meta.uid.empty()) claim->meta.uid = gantry::StrCat("sim-claim-", claim->meta.Key());
-    sched.OnResourceClaim(nullptr, std::move(claim));
+    sched.events().OnResourceClaim(nullptr, std::move(claim));
   }
   // The ResourceClaim controller: claims from templates for pending pods;
   // an entry that matches one of the pod's PodGroup's claims exactly gets the
@@ -378,14 +381,14 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
           auto claim = std::make_shared<api::ResourceClaim>(
               InstantiateGroupClaim(*group, rc.name, *it->second, seed));
           gc->second = claim->meta.name;
-          sched.OnResourceClaim(nullptr, std::move(claim));
+          sched.events().OnResourceClaim(nullptr, std::move(claim));
         }
         copy->resource_claim_statuses.push_back(api::PodResourceClaimStatus{rc.name, gc->second});
         continue;
       }
       auto claim = std::make_shared<api::ResourceClaim>(InstantiateClaim(*copy, rc.name, *it->second, seed));
       copy->resource_claim_statuses.push_back(api::PodResourceClaimStatus{rc.name, claim->meta.name});
-      sched.OnResourceClaim(nullptr, std::move(claim));
+      sched.events().OnResourceClaim(nullptr, std::move(claim));
     }
     return copy ? std::shared_ptr<const api::Pod>(copy) : pod;
   };
@@ -399,7 +402,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
   };
   auto add_bound = [&](std::shared_ptr<api::Pod> pod) {
     if (std::string g = group_of(*pod); !g.empty()) group_running[g].insert(pod->meta.uid);
-    sched.OnPodAdd(std::move(pod));
+    sched.events().OnPodAdd(std::move(pod));
   };
   // Bound pods first, then the pending ones, each in snapshot order.
   int64_t pending_total = 0;
@@ -417,7 +420,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       take_pods->pop_front();  // frees the deque's blocks as they empty
     }
     for (std::shared_ptr<api::Pod>& pod : pending) {
-      sched.OnPodAdd(with_claims(std::move(pod)));
+      sched.events().OnPodAdd(with_claims(std::move(pod)));
       ++pending_total;
     }
   } else {
@@ -426,7 +429,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
     }
     for (const api::Pod& pod : objects.pods) {
       if (!pod.IsBound() && !pod.IsTerminal()) {
-        sched.OnPodAdd(with_claims(WithUid(pod)));
+        sched.events().OnPodAdd(with_claims(WithUid(pod)));
         ++pending_total;
       }
     }
@@ -481,7 +484,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       for (const api::OwnerReference& o : claim->meta.owner_references)
         owned = owned || o.uid == pod.meta.uid;
       if (deleted && owned) {
-        sched.OnResourceClaimDelete(claim);
+        sched.events().OnResourceClaimDelete(claim);
         continue;
       }
       const auto& rf = claim->status.reserved_for;
@@ -489,7 +492,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       auto updated = std::make_shared<api::ResourceClaim>(*claim);
       std::erase_if(updated->status.reserved_for, leaves);
       if (updated->status.reserved_for.empty()) updated->status = {};
-      sched.OnResourceClaim(claim, std::move(updated));
+      sched.events().OnResourceClaim(claim, std::move(updated));
     }
   };
   auto run_due_completions = [&]() {
@@ -500,7 +503,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       auto done = std::make_shared<api::Pod>(*pod);
       done->phase = api::PodPhase::kSucceeded;
       release_claims(*done, /*deleted=*/false);
-      sched.OnPodUpdate(pod, std::move(done));
+      sched.events().OnPodUpdate(pod, std::move(done));
       result.completed++;
       any = true;
     }
@@ -519,7 +522,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       auto terminating = std::make_shared<api::Pod>(*e.victim);
       terminating->meta.deletion_micros = clock.NowMicros();
       std::shared_ptr<const api::Pod> t = terminating;
-      sched.OnPodUpdate(e.victim, t);
+      sched.events().OnPodUpdate(e.victim, t);
       const int64_t grace = std::max<int64_t>(0, e.victim->termination_grace_period_seconds);
       deletions[{clock.NowMicros() + grace * 1'000'000, deletion_seq++}] = t;
     }
@@ -528,7 +531,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
     while (!deletions.empty() && deletions.begin()->first.first <= clock.NowMicros()) {
       std::shared_ptr<const api::Pod> pod = deletions.begin()->second;
       deletions.erase(deletions.begin());
-      sched.OnPodDelete(pod);
+      sched.events().OnPodDelete(pod);
       release_claims(*pod, /*deleted=*/true);
       result.placements.erase(pod->meta.Key());
     }
@@ -595,7 +598,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
         }
         updated->status.devices.push_back(std::move(status));
       }
-      if (updated) sched.OnResourceClaim(claim, std::move(updated));
+      if (updated) sched.events().OnResourceClaim(claim, std::move(updated));
     }
   };
   // PreBind waits in virtual time while the drivers work.
@@ -618,10 +621,10 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
           u.claim = std::move(merged);
         }
       }
-      sched.OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
+      sched.events().OnResourceClaim(std::move(u.old_claim), std::move(u.claim));
     }
     for (std::shared_ptr<const api::ResourceClaim>& c : writer.TakeClaimDeletions()) {
-      sched.OnResourceClaimDelete(std::move(c));
+      sched.events().OnResourceClaimDelete(std::move(c));
     }
     std::vector<InMemoryWriter::Binding> bindings = writer.TakeBindings();
     for (InMemoryWriter::Binding& b : bindings) {
@@ -634,7 +637,7 @@ SimulationResult Run(const api::ObjectSet& objects, std::deque<api::Pod>* take_p
       }
       if (std::string g = group_of(*bound); !g.empty()) group_running[g].insert(bound->meta.uid);
       std::shared_ptr<const api::Pod> bound_const = bound;
-      sched.OnPodUpdate(b.pod, bound_const);
+      sched.events().OnPodUpdate(b.pod, bound_const);
       schedule_completion(bound_const);
     }
     return !bindings.empty();

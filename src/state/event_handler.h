@@ -2,7 +2,7 @@
 // event source (src/client) and the offline driver feed. One call per change
 // of a watched object, in the order the changes happened for that object.
 // `old_obj` is null for adds. Implementations are called from one thread at a
-// time per object kind; scheduler::Scheduler is the implementation.
+// time per object kind; scheduler::EventHandlers is the implementation.
 #ifndef GANTRY_SRC_STATE_EVENT_HANDLER_H_
 #define GANTRY_SRC_STATE_EVENT_HANDLER_H_
 

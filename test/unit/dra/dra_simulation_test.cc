@@ -482,18 +482,19 @@ TEST(DraSimulation, NodeResultReuseAndMemoChangeNoDecision) {
     auto between = [&](size_t phase, scheduler::Scheduler& sched) {
       if (phase == 3) {
         for (const api::ResourceClaim& claim : external.resource_claims)
-          sched.OnResourceClaimDelete(std::make_shared<const api::ResourceClaim>(claim));
+          sched.events().OnResourceClaimDelete(std::make_shared<const api::ResourceClaim>(claim));
       } else if (phase == 1) {
         for (const api::ResourceSlice& sl : initial.resource_slices) {
           if (sl.meta.name == "node-1-gpu") {
-            sched.OnResourceSliceDelete(std::make_shared<const api::ResourceSlice>(sl));
+            sched.events().OnResourceSliceDelete(std::make_shared<const api::ResourceSlice>(sl));
           } else if (sl.meta.name == "node-2-gpu") {
             auto more = std::make_shared<api::ResourceSlice>(sl);
             more->spec.pool.generation = 2;
             api::Device extra = more->spec.devices.back();
             extra.name = api::Symbol::Intern("gpu-extra");
             more->spec.devices.push_back(std::move(extra));
-            sched.OnResourceSlice(std::make_shared<const api::ResourceSlice>(sl), std::move(more));
+            sched.events().OnResourceSlice(std::make_shared<const api::ResourceSlice>(sl),
+                                           std::move(more));
           }
         }
       } else {
@@ -504,8 +505,9 @@ TEST(DraSimulation, NodeResultReuseAndMemoChangeNoDecision) {
               "gpu.example.com}\nspec: {selectors: [{cel: {expression: 'device.driver == "
               "\"gpu.example.com\" && device.capacity[\"gpu.example.com\"].memory.compareTo("
               "quantity(\"80Gi\")) >= 0'}}]}\n");
-          sched.OnDeviceClass(std::make_shared<const api::DeviceClass>(cls),
-                              std::make_shared<const api::DeviceClass>(narrowed.device_classes[0]));
+          sched.events().OnDeviceClass(
+              std::make_shared<const api::DeviceClass>(cls),
+              std::make_shared<const api::DeviceClass>(narrowed.device_classes[0]));
         }
       }
     };

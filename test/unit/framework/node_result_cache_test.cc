@@ -256,7 +256,7 @@ TEST(NodeResultCacheTest, DeviceClassChangeForgetsResults) {
                          "metadata: {name: " + name + ", namespace: default, uid: u-" + name +
                          "}\nspec:\n  schedulerName: gantry-scheduler\n" + Containers("500m"))
                          ->p();
-      sched.OnPodAdd(std::make_shared<const api::Pod>(std::move(pod)));
+      sched.events().OnPodAdd(std::make_shared<const api::Pod>(std::move(pod)));
       const NodeResultCache::Counters before = sched.node_results().counters();
       EXPECT_TRUE(sched.ScheduleOne(false));
       const NodeResultCache::Counters& after = sched.node_results().counters();
@@ -270,7 +270,7 @@ TEST(NodeResultCacheTest, DeviceClassChangeForgetsResults) {
 
     api::DeviceClass cls;
     cls.meta.name = "gpu.example.com";
-    sched.OnDeviceClass(nullptr, std::make_shared<const api::DeviceClass>(std::move(cls)));
+    sched.events().OnDeviceClass(nullptr, std::make_shared<const api::DeviceClass>(std::move(cls)));
     std::tie(hits, misses) = schedule_one_more("e-1");
     EXPECT_EQ(hits, 0);
     EXPECT_EQ(misses, 6);

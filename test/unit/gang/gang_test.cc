@@ -293,7 +293,7 @@ TEST(GangStatusTest, ForeignMemberIsForgottenWhenDeleted) {
   api::ObjectSet gone = Load(foreign);
   ASSERT_EQ(gone.pods.size(), 1u);
   gone.pods[0].meta.uid = "sim-ml/m-1";  // the UID the simulator gave it
-  e.sched().OnPodDelete(std::make_shared<const api::Pod>(gone.pods[0]));
+  e.sched().events().OnPodDelete(std::make_shared<const api::Pod>(gone.pods[0]));
   sim::SimulationResult second = e.Run(Pod("m-2", "mixed", 1));
   EXPECT_EQ(PlacedWithPrefix(second, "ml/m-"), 2);
 }
@@ -425,7 +425,7 @@ TEST(GangMinCountTest, LoweringQuorumSchedulesAQueuedGroup) {
   EXPECT_NE(first.failures["ml/g-0"].find("2 of minCount 3 members fit"), std::string::npos)
       << first.failures["ml/g-0"];
   // The PodGroup is updated to minCount 2: the queued group is re-evaluated.
-  e.sched().OnPodGroup(GangInfo("ml/g", 2));
+  e.sched().events().OnPodGroup(GangInfo("ml/g", 2));
   sim::SimulationResult second = e.Run(api::ObjectSet{});
   EXPECT_EQ(PlacedWithPrefix(second, "ml/g-"), 2);
   EXPECT_TRUE(second.podgroups["ml/g"].scheduled);
@@ -443,7 +443,7 @@ TEST(GangMinCountTest, RaisingQuorumMakesAQueuedGroupWaitForMoreMembers) {
   EXPECT_NE(first.failures["ml/g-0"].find("0 of minCount 2 members fit"), std::string::npos)
       << first.failures["ml/g-0"];
   // minCount goes up to 3, then capacity arrives: 2 members are not enough.
-  e.sched().OnPodGroup(GangInfo("ml/g", 3));
+  e.sched().events().OnPodGroup(GangInfo("ml/g", 3));
   sim::SimulationResult second = e.Run(Node("gpu", "r0", 16));
   EXPECT_TRUE(second.placements.empty());
   EXPECT_NE(second.failures["ml/g-0"].find("2 of minCount 3 members exist; waiting for the rest"), std::string::npos)

@@ -701,7 +701,8 @@ struct BareScheduler {
     api::ObjectSet objects;
     sim::LoadStats stats;
     EXPECT_TRUE(sim::LoadClusterText("t.yaml", w.yaml, false, &objects, &stats).ok());
-    for (const api::Node& n : objects.nodes) s().OnNodeAdd(std::make_shared<const api::Node>(n));
+    for (const api::Node& n : objects.nodes)
+      s().events().OnNodeAdd(std::make_shared<const api::Node>(n));
     return objects;
   }
 
@@ -730,7 +731,7 @@ TEST_P(NominatedRoomTest, Run) {
   s.queue().AddNominatedPod(bare.cluster.MakePodInfo(nominee), "n0");
   auto incoming = std::make_shared<api::Pod>(objects.pods[1]);
   incoming->meta.uid = "uid-incoming";
-  s.OnPodAdd(incoming);
+  s.events().OnPodAdd(incoming);
   ASSERT_TRUE(s.ScheduleOne(false));
   std::vector<sim::InMemoryWriter::Binding> bound = bare.writer.TakeBindings();
   EXPECT_EQ(!bound.empty(), c.want_bound);
@@ -754,10 +755,10 @@ TEST(NominatedNodeTest, NominatedPodTriesItsNodeFirst) {
     ASSERT_EQ(objects.pods.size(), 2u);
     auto resident = std::make_shared<api::Pod>(objects.pods[0]);
     resident->meta.uid = "uid-resident";
-    s.OnPodAdd(resident);
+    s.events().OnPodAdd(resident);
     auto p = std::make_shared<api::Pod>(objects.pods[1]);
     p->meta.uid = "uid-p";
-    s.OnPodAdd(p);
+    s.events().OnPodAdd(p);
     // As after a preemption: the queue holds the nomination of the pending pod.
     if (nominated) s.queue().AddNominatedPod(bare.cluster.MakePodInfo(p), "n0");
     ASSERT_TRUE(s.ScheduleOne(false));

@@ -30,14 +30,14 @@ class SchedulerTest : public ::testing::Test {
     sched_.Start(1'000'000, 10'000'000);
   }
   void AddNode(std::string name, int64_t cpu) {
-    sched_.OnNodeAdd(std::make_shared<const api::Node>(SimpleNode(name, cpu, 1LL << 34)));
+    sched_.events().OnNodeAdd(std::make_shared<const api::Node>(SimpleNode(name, cpu, 1LL << 34)));
   }
   std::shared_ptr<const api::Pod> AddPod(std::string name, int64_t cpu,
                                          std::string scheduler = "gantry-scheduler") {
     api::Pod pod = SimplePod(name, cpu, 0);
     pod.scheduler_name = api::Symbol::Intern(scheduler);
     auto ptr = std::make_shared<const api::Pod>(std::move(pod));
-    sched_.OnPodAdd(ptr);
+    sched_.events().OnPodAdd(ptr);
     return ptr;
   }
   // Runs the loop and confirms bindings the way the API server's watch would.
@@ -55,7 +55,7 @@ class SchedulerTest : public ::testing::Test {
       if (it == pods_.end()) continue;
       auto bound = std::make_shared<api::Pod>(*it->second);
       bound->node_name = api::Symbol::Intern(node);
-      sched_.OnPodUpdate(it->second, bound);
+      sched_.events().OnPodUpdate(it->second, bound);
       pods_[key] = bound;
     }
   }
@@ -113,7 +113,7 @@ TEST_F(SchedulerTest, DeletedPodFreesRoomForWaitingPod) {
   Drain();
   ASSERT_EQ(BoundTo("default/p1"), "a");
   ASSERT_EQ(BoundTo("default/p2"), "");
-  sched_.OnPodDelete(pods_["default/p1"]);
+  sched_.events().OnPodDelete(pods_["default/p1"]);
   clock_.Advance(2'000'000);
   Drain();
   EXPECT_EQ(BoundTo("default/p2"), "a");
@@ -132,7 +132,7 @@ TEST_F(SchedulerTest, ExistingLoadCounts) {
   api::Pod existing = SimplePod("existing", 900, 0);
   existing.node_name = api::Symbol::Intern("a");
   existing.scheduler_name = api::Symbol::Intern("default-scheduler");
-  sched_.OnPodAdd(std::make_shared<const api::Pod>(existing));
+  sched_.events().OnPodAdd(std::make_shared<const api::Pod>(existing));
   Track(AddPod("p", 200));
   Drain();
   EXPECT_EQ(BoundTo("default/p"), "");
@@ -158,7 +158,7 @@ TEST_F(SchedulerTest, PodsWithVolumeClaimsAreNeverBoundBlindly) {
     api::Pod pod = SimplePod(c.pod, 100, 0);
     pod.pvc_names = c.pvcs;
     pod.ephemeral_volume_names = c.ephemeral;
-    sched_.OnPodAdd(std::make_shared<const api::Pod>(pod));
+    sched_.events().OnPodAdd(std::make_shared<const api::Pod>(pod));
     Drain();
     EXPECT_TRUE(writer_.bindings.empty());
     ASSERT_FALSE(writer_.events.empty());
@@ -298,7 +298,8 @@ TEST_P(BindingPoolTest, OverlappingBindingsFailAlone) {
   ASSERT_TRUE(fw.ok()) << fw.status();
   sched.AddProfile(*std::move(fw));
   sched.Start(1'000'000, 10'000'000);
-  sched.OnNodeAdd(std::make_shared<const api::Node>(SimpleNode("a", 1'000'000, 1LL << 40)));
+  sched.events().OnNodeAdd(
+      std::make_shared<const api::Node>(SimpleNode("a", 1'000'000, 1LL << 40)));
   std::vector<std::string> uids;
   for (int i = 0; i < tc.pods; ++i) {
     api::Pod pod = SimplePod(gantry::StrCat("p", i), 100, 0);
@@ -307,7 +308,7 @@ TEST_P(BindingPoolTest, OverlappingBindingsFailAlone) {
       pod.meta.labels = {{api::Symbol::Intern("fail"), api::Symbol::Intern("prebind")}};
     }
     uids.push_back(pod.meta.uid);
-    sched.OnPodAdd(std::make_shared<const api::Pod>(std::move(pod)));
+    sched.events().OnPodAdd(std::make_shared<const api::Pod>(std::move(pod)));
   }
   for (int i = 0; i < tc.pods; ++i) ASSERT_TRUE(sched.ScheduleOne(false));
 
