@@ -1,5 +1,5 @@
-// Registration of every built-in plugin, one line per plugin in
-// registry.cc. The configuration loader and the framework look plugins up
+// Registration of every built-in plugin, from the one list in
+// plugins/registry/CMakeLists.txt (GANTRY_BUILTIN_PLUGINS). The configuration loader and the framework look plugins up
 // in the Registry this fills; there are no static initialisers.
 #ifndef GANTRY_PLUGINS_REGISTRY_REGISTRY_H_
 #define GANTRY_PLUGINS_REGISTRY_REGISTRY_H_
